@@ -1,0 +1,65 @@
+import Foundation
+
+/// Something a ``RefreshingRequestClosure`` did, for logging and metrics.
+///
+/// Pass a handler as the closure's `onEvent`. It is called from whichever thread the event happens
+/// on, never while the closure holds a lock, so it may call back into the closure. No event
+/// carries a token; ``description`` is safe to log.
+public enum RefreshEvent: Sendable {
+    /// `find()` was consulted because nothing was held; `found` tells whether it returned a value.
+    case authenticationLoaded(found: Bool)
+
+    /// A refresh started. `generation` counts the authentications this closure has held.
+    case refreshStarted(generation: UInt64)
+
+    /// A refresh succeeded after `duration` seconds.
+    case refreshSucceeded(duration: TimeInterval)
+
+    /// A refresh failed (or returned a value that still needed a refresh) after `duration` seconds.
+    case refreshFailed(RefreshQueueError, duration: TimeInterval)
+
+    /// A refresh did not finish within the timeout; the waiting requests were failed.
+    case refreshTimedOut(after: TimeInterval)
+
+    /// A refresh finished after its timeout; its authentication was still adopted.
+    case lateRefreshAdopted(duration: TimeInterval)
+
+    /// A request started waiting; `waiting` requests are now queued.
+    case requestWaiting(waiting: Int)
+
+    /// A refresh ended and the queue runs again; `waiting` requests were queued behind it.
+    case requestsResumed(waiting: Int)
+
+    /// A refresh was refused because too many happened recently.
+    case refreshRefused(RefreshQueueError)
+}
+
+extension RefreshEvent: CustomStringConvertible {
+    /// One line for a log. Never contains a token.
+    public var description: String {
+        switch self {
+        case .authenticationLoaded(let found):
+            return found ? "authentication loaded" : "no authentication found"
+        case .refreshStarted(let generation):
+            return "refresh started (generation \(generation))"
+        case .refreshSucceeded(let duration):
+            return "refresh succeeded in \(Self.milliseconds(duration))"
+        case .refreshFailed(let error, let duration):
+            return "refresh failed in \(Self.milliseconds(duration)): \(error)"
+        case .refreshTimedOut(let after):
+            return "refresh timed out after \(Self.milliseconds(after))"
+        case .lateRefreshAdopted(let duration):
+            return "late refresh adopted after \(Self.milliseconds(duration))"
+        case .requestWaiting(let waiting):
+            return "request waiting (\(waiting) queued)"
+        case .requestsResumed(let waiting):
+            return "queue resumed (\(waiting) queued)"
+        case .refreshRefused(let error):
+            return "refresh refused: \(error)"
+        }
+    }
+
+    private static func milliseconds(_ seconds: TimeInterval) -> String {
+        "\(Int((seconds * 1000).rounded())) ms"
+    }
+}

@@ -1,0 +1,65 @@
+/// An authentication that can tell when its access token is stale and knows how to refresh it.
+///
+/// This is the protocol of RxMoyaAuthenticatable with RxSwift's `Single<Self>` replaced by
+/// ``Future``. A type written for the seed library ports by changing the return type of
+/// `refresh()`:
+///
+/// ```swift
+/// struct SpotifyAuthentication: RefreshableAuthentication {
+///     let accessToken: String
+///     let refreshToken: String
+///     let expiresAt: Date
+///
+///     var isRefreshNeeded: Bool { expiresAt.timeIntervalSinceNow < 60 }
+///
+///     func refresh() -> Future<SpotifyAuthentication> {
+///         Future { complete in
+///             tokenClient.refresh(using: refreshToken) { result in
+///                 complete(result.map { response in
+///                     // Keep the old refresh token when the server sends none (RFC 6749 §6).
+///                     SpotifyAuthentication(accessToken: response.accessToken,
+///                                           refreshToken: response.refreshToken ?? refreshToken,
+///                                           expiresAt: Date() + response.expiresIn)
+///                 })
+///             }
+///         }
+///     }
+///
+///     static func find() -> SpotifyAuthentication? { store.load() }
+/// }
+/// ```
+///
+/// ``RefreshingRequestClosure`` calls these members from its own queue or from the thread that
+/// completes a refresh, never while it holds a lock, and never concurrently for the same
+/// generation of the authentication.
+public protocol RefreshableAuthentication: Sendable {
+    /// Whether the access token should be refreshed before it is used.
+    ///
+    /// Read before signing requests. Return `true` a little before the token actually expires, so
+    /// that a request signed now does not reach the server after expiry.
+    var isRefreshNeeded: Bool { get }
+
+    /// The access token that signs requests, without any scheme prefix such as `Bearer`.
+    ///
+    /// Read once per generation of the authentication (when it is found or refreshed), not per
+    /// request. An empty token, or one with control characters, is refused with
+    /// ``RefreshQueueError/invalidToken``.
+    var accessToken: String { get }
+
+    /// Obtains a fresh authentication, for example with an OAuth 2.0 `refresh_token` grant.
+    ///
+    /// Called at most once per generation, however many requests are waiting. Complete the future
+    /// with the new authentication; persisting it is up to you (the closure keeps the new value in
+    /// memory either way). Complete it with an error when the refresh fails: every waiting request
+    /// then fails with ``RefreshQueueError/refreshFailed(_:)`` carrying that error.
+    ///
+    /// Do not send the refresh itself through the closure that is refreshing: it would wait for
+    /// itself until ``RefreshingRequestClosure``'s `refreshTimeout` ends it.
+    func refresh() -> Future<Self>
+
+    /// The persisted authentication, or `nil` when the user is not logged in.
+    ///
+    /// Called only when the closure holds nothing: for the first request, and after
+    /// ``RefreshingRequestClosure/invalidate()``.
+    static func find() -> Self?
+}

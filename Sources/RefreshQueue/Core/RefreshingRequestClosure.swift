@@ -1,0 +1,476 @@
+import Dispatch
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Signs outgoing requests with a fresh access token, refreshing it once however many requests
+/// arrive while it is stale.
+///
+/// Every request that needs authentication passes a serial `DispatchQueue`. When the held
+/// authentication says ``RefreshableAuthentication/isRefreshNeeded``, the queue is suspended and
+/// `refresh()` is called once; requests arriving meanwhile wait on the queue. When the refresh
+/// ends, the queue resumes and the waiting requests are signed with the new token, in the order
+/// they arrived. While a valid token is held and nobody waits, a request is signed at once on the
+/// caller's thread, without a queue hop.
+///
+/// ```swift
+/// let closure = RefreshingRequestClosure<SpotifyAuthentication>()
+///
+/// // async/await
+/// let signed = try await closure.authorize(URLRequest(url: meURL))
+/// let (data, _) = try await URLSession.shared.data(for: signed)
+///
+/// // callbacks
+/// closure.authorize(URLRequest(url: meURL)) { result in … }
+/// ```
+///
+/// Nothing is stuck and nothing is lost:
+/// - A failed refresh fails every waiting request with ``RefreshQueueError/refreshFailed(_:)``;
+///   the queue runs again and the next request may refresh.
+/// - A refresh that takes longer than `refreshTimeout` fails the waiting requests with
+///   ``RefreshQueueError/refreshTimedOut``; if it succeeds later, its value is still adopted so that
+///   a rotated refresh token is not lost.
+/// - Every completion handler is called exactly once, including after ``AuthorizationTask/cancel()``
+///   and when the closure is released while requests wait (waiting requests keep it alive until
+///   they have been answered).
+public final class RefreshingRequestClosure<Authentication: RefreshableAuthentication>: @unchecked Sendable {
+    /// How long a refresh may take before waiting requests fail with
+    /// ``RefreshQueueError/refreshTimedOut``.
+    public let refreshTimeout: TimeInterval
+
+    /// How many refreshes are allowed in a sliding window.
+    public let refreshWindow: RefreshWindow
+
+    /// Which header carries the token and how it is written.
+    public let scheme: AuthorizationScheme
+
+    /// What happens to a request when no authentication is found.
+    public let missingAuthentication: MissingAuthenticationPolicy
+
+    private let requiresAuthentication: @Sendable (URLRequest) -> Bool
+    private let find: @Sendable () -> Authentication?
+    private let onEvent: (@Sendable (RefreshEvent) -> Void)?
+    private let now: @Sendable () -> TimeInterval
+    private let queue: DispatchQueue
+    private let state = Locked(State())
+
+    /// Creates a closure. Every parameter has a default.
+    ///
+    /// - Parameters:
+    ///   - refreshTimeout: Seconds a refresh may take (default 30). Values that are not positive
+    ///     and finite are replaced by the default.
+    ///   - refreshWindow: How many refreshes are allowed in how long (default 5 in 30 s).
+    ///   - scheme: Which header carries the token (default `Authorization: Bearer <token>`).
+    ///   - missingAuthentication: What to do when no authentication is found (default: fail with
+    ///     ``RefreshQueueError/notAuthenticated``).
+    ///   - requiresAuthentication: Decides per request whether it is signed at all. Requests for
+    ///     which it returns `false` — the token request itself, public endpoints, other hosts —
+    ///     skip the queue and pass unchanged, so a refresh sent through the same provider cannot
+    ///     wait for itself. Default: every request is signed.
+    ///   - find: Loads the persisted authentication when nothing is held (default
+    ///     `Authentication.find()`).
+    ///   - onEvent: Receives ``RefreshEvent``s for logging and metrics; never while a lock is held.
+    ///   - clock: Monotonic seconds, for the refresh window and durations. Inject one in tests.
+    public init(
+        refreshTimeout: TimeInterval = 30,
+        refreshWindow: RefreshWindow = .default,
+        scheme: AuthorizationScheme = .bearer,
+        missingAuthentication: MissingAuthenticationPolicy = .fail,
+        requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool = { _ in true },
+        find: @escaping @Sendable () -> Authentication? = { Authentication.find() },
+        onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
+        clock: @escaping @Sendable () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }
+    ) {
+        self.refreshTimeout = refreshTimeout.isFinite && refreshTimeout > 0 ? refreshTimeout : 30
+        self.refreshWindow = refreshWindow
+        self.scheme = scheme
+        self.missingAuthentication = missingAuthentication
+        self.requiresAuthentication = requiresAuthentication
+        self.find = find
+        self.onEvent = onEvent
+        self.now = clock
+        self.queue = DispatchQueue(label: "RefreshQueue.RefreshingRequestClosure")
+    }
+
+    deinit {
+        // A running refresh keeps the closure alive through its timer, so the queue cannot be
+        // suspended here; releasing a suspended DispatchQueue would crash, so make sure.
+        if state.withLock({ $0.refresh != nil }) {
+            queue.resume()
+        }
+    }
+
+    // MARK: - Authorizing requests
+
+    /// Signs `request` and calls `completion` exactly once with the signed request or an error.
+    ///
+    /// For code that predates async/await, and for providers with a callback-based request hook.
+    /// When a valid token is held and no request is waiting, `completion` runs at once, on the
+    /// caller's thread, before this method returns. Otherwise it runs later on the closure's queue,
+    /// or on the thread that completed the refresh.
+    ///
+    /// - Returns: A task whose ``AuthorizationTask/cancel()`` completes a waiting request with
+    ///   ``RefreshQueueError/cancelled``; you may ignore it.
+    @discardableResult
+    public func authorize(
+        _ request: URLRequest,
+        completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
+    ) -> AuthorizationTask {
+        guard requiresAuthentication(request) else {
+            completion(.success(request))
+            return .finished
+        }
+        if let header = fastPathHeader() {
+            var signed = request
+            scheme.sign(&signed, with: header)
+            completion(.success(signed))
+            return .finished
+        }
+        return enqueue(request, completion: completion)
+    }
+
+    /// Signs `request`, waiting for a refresh if one is needed.
+    ///
+    /// Honours task cancellation: a cancelled task stops waiting at once and throws
+    /// `CancellationError`; its request is never signed.
+    ///
+    /// - Throws: A ``RefreshQueueError``, or `CancellationError`.
+    public func authorize(_ request: URLRequest) async throws -> URLRequest {
+        guard requiresAuthentication(request) else { return request }
+        if let header = fastPathHeader() {
+            var signed = request
+            scheme.sign(&signed, with: header)
+            return signed
+        }
+        try Task.checkCancellation()
+        let cancellation = Locked(AsyncCancellation.notStarted)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let task = enqueue(request) { result in
+                    continuation.resume(with: result.mapError(Self.asCancellationError))
+                }
+                let cancelled = cancellation.withLock { cancellation -> Bool in
+                    if case .cancelled = cancellation { return true }
+                    cancellation = .started(task)
+                    return false
+                }
+                if cancelled { task.cancel() }
+            }
+        } onCancel: {
+            let task = cancellation.withLock { cancellation -> AuthorizationTask? in
+                defer { cancellation = .cancelled }
+                if case .started(let task) = cancellation { return task }
+                return nil
+            }
+            task?.cancel()
+        }
+    }
+
+    /// Forgets the authentication held in memory; the next request calls `find()` again.
+    ///
+    /// Call it after logging out or after storing a new authentication yourself. A refresh that
+    /// is running when you call this still ends its waiting requests, but its result is not kept.
+    public func invalidate() {
+        state.withLock { state in
+            state.held = nil
+            state.epoch &+= 1
+        }
+    }
+
+    // MARK: - Fast path
+
+    /// The header value to sign with, when a valid authentication is held and nobody waits.
+    @inline(__always)
+    private func fastPathHeader() -> String? {
+        let held = state.withLock { state in state.backlog == 0 ? state.held : nil }
+        guard let held, case .success(let header) = held.header else { return nil }
+        // User code: read outside the lock.
+        guard !held.authentication.isRefreshNeeded else { return nil }
+        return header
+    }
+
+    // MARK: - The queue
+
+    private func enqueue(
+        _ request: URLRequest,
+        completion: @escaping AuthorizationTask.Completion
+    ) -> AuthorizationTask {
+        let (ticket, waiting) = state.withLock { state in
+            defer {
+                state.nextTicket &+= 1
+                state.backlog += 1
+            }
+            return (state.nextTicket, state.backlog + 1)
+        }
+        let task = AuthorizationTask(request: request, ticket: ticket, completion: completion)
+        emit(.requestWaiting(waiting: waiting))
+        queue.async { self.process(task) }
+        return task
+    }
+
+    /// Decides what happens to one request. Runs on the queue, or on the thread that ends a
+    /// refresh while the queue is suspended, so never twice at the same time.
+    private func process(_ task: AuthorizationTask) {
+        guard !task.isCompleted else {
+            finish(task, nil)
+            return
+        }
+        let (held, failure) = state.withLock { state in (state.held, state.failure) }
+        if let failure, task.ticket < failure.before {
+            finish(task, .failure(failure.error))
+            return
+        }
+        guard let held = held ?? loadAuthentication() else {
+            switch missingAuthentication {
+            case .fail: finish(task, .failure(RefreshQueueError.notAuthenticated))
+            case .sendUnsigned: finish(task, .success(task.request))
+            }
+            return
+        }
+        guard held.authentication.isRefreshNeeded else {
+            finish(task, signed(task.request, with: held))
+            return
+        }
+        if let refused = admitRefresh() {
+            emit(.refreshRefused(refused))
+            finish(task, .failure(refused))
+            return
+        }
+        startRefresh(of: held, for: task)
+    }
+
+    /// Completes `task` (unless `result` is nil: it completed already) and takes it off the backlog.
+    private func finish(_ task: AuthorizationTask, _ result: Result<URLRequest, any Error>?) {
+        state.withLock { $0.backlog -= 1 }
+        if let result { task.complete(result) }
+    }
+
+    private func signed(_ request: URLRequest, with held: Held) -> Result<URLRequest, any Error> {
+        switch held.header {
+        case .success(let header):
+            var signed = request
+            scheme.sign(&signed, with: header)
+            return .success(signed)
+        case .failure(let error):
+            return .failure(error)
+        }
+    }
+
+    /// Calls `find()` and holds what it returns, unless something was adopted meanwhile.
+    private func loadAuthentication() -> Held? {
+        let found = find()
+        emit(.authenticationLoaded(found: found != nil))
+        guard let found else { return nil }
+        let header = headerValue(of: found)
+        return state.withLock { state in
+            if let held = state.held { return held }
+            state.generation &+= 1
+            let held = Held(authentication: found, generation: state.generation, header: header)
+            state.held = held
+            return held
+        }
+    }
+
+    private func headerValue(of authentication: Authentication) -> Result<String, RefreshQueueError> {
+        let token = authentication.accessToken
+        return Result { () throws(RefreshQueueError) in try scheme.headerValue(for: token) }
+    }
+
+    // MARK: - Refreshing
+
+    /// Records a refresh in the window, or says why it may not start.
+    private func admitRefresh() -> RefreshQueueError? {
+        let time = now()
+        let window = refreshWindow
+        return state.withLock { state in
+            state.recentRefreshes.removeAll { time - $0.startedAt >= window.interval }
+            guard state.recentRefreshes.count < window.maximumRefreshes else { return .excessiveRefresh }
+            return nil
+        }
+    }
+
+    /// Suspends the queue and calls `refresh()` once; `task` is answered when the refresh ends.
+    private func startRefresh(of held: Held, for task: AuthorizationTask) {
+        queue.suspend()
+        let startedAt = now()
+        let attempt = state.withLock { state in
+            state.attemptCounter &+= 1
+            let attempt = RefreshAttempt(
+                id: state.attemptCounter, epoch: state.epoch, startedAt: startedAt, initiator: task)
+            state.refresh = attempt
+            state.recentRefreshes.append(attempt)
+            return attempt
+        }
+        emit(.refreshStarted(generation: held.generation))
+        // The timer keeps the closure alive until the refresh has ended one way or the other.
+        scheduleTimeout(for: attempt.id)
+        // `refresh()` runs off the queue: user code that blocks or re-enters cannot stall it,
+        // and the timeout can always free the waiting requests.
+        DispatchQueue.global().async {
+            held.authentication.refresh().observe { [weak self] result in
+                self?.refreshEnded(attempt, with: result)
+            }
+        }
+    }
+
+    private func scheduleTimeout(for attemptID: UInt64) {
+        DispatchQueue.global().asyncAfter(deadline: .after(seconds: refreshTimeout)) {
+            self.refreshTimedOut(attemptID)
+        }
+    }
+
+    private func refreshTimedOut(_ attemptID: UInt64) {
+        let ended = state.withLock { state -> (RefreshAttempt, Int)? in
+            guard let attempt = state.refresh, attempt.id == attemptID else { return nil }
+            state.refresh = nil
+            state.failure = Failure(error: .refreshTimedOut, before: state.nextTicket)
+            return (attempt, state.backlog)
+        }
+        guard let (attempt, waiting) = ended else { return }
+        emit(.refreshTimedOut(after: now() - attempt.startedAt))
+        resume(after: attempt, waiting: waiting)
+    }
+
+    private func refreshEnded(_ attempt: RefreshAttempt, with result: Result<Authentication, any Error>) {
+        let duration = now() - attempt.startedAt
+        // User code (accessToken, isRefreshNeeded) is read before taking the lock.
+        let refreshed = result.map { authentication in
+            (authentication, headerValue(of: authentication), authentication.isRefreshNeeded)
+        }
+        let outcome = state.withLock { state -> RefreshOutcome in
+            let onTime = state.refresh?.id == attempt.id
+            if onTime { state.refresh = nil }
+            let current = attempt.epoch == state.epoch
+            switch refreshed {
+            case .success(let (authentication, header, stillStale)):
+                guard current, attempt.id > state.lastAdoptedAttempt else {
+                    return onTime ? .discarded(waiting: state.backlog) : .ignored
+                }
+                state.lastAdoptedAttempt = attempt.id
+                state.generation &+= 1
+                state.held = Held(authentication: authentication, generation: state.generation, header: header)
+                guard onTime else { return .adoptedLate }
+                if stillStale {
+                    // Waiting requests fail instead of refreshing again: no refresh storm.
+                    state.failure = Failure(error: .excessiveRefresh, before: state.nextTicket)
+                }
+                return stillStale ? .stale(waiting: state.backlog) : .succeeded(waiting: state.backlog)
+            case .failure(let error):
+                if Self.isTransportError(error) {
+                    state.recentRefreshes.removeAll { $0.id == attempt.id }
+                }
+                guard onTime else { return .ignored }
+                if current {
+                    state.failure = Failure(error: .refreshFailed(error), before: state.nextTicket)
+                }
+                return .failed(.refreshFailed(error), waiting: state.backlog)
+            }
+        }
+        switch outcome {
+        case .ignored:
+            return
+        case .adoptedLate:
+            emit(.lateRefreshAdopted(duration: duration))
+            return
+        case .succeeded(let waiting):
+            emit(.refreshSucceeded(duration: duration))
+            resume(after: attempt, waiting: waiting)
+        case .stale(let waiting):
+            emit(.refreshFailed(.excessiveRefresh, duration: duration))
+            resume(after: attempt, waiting: waiting)
+        case .failed(let error, let waiting):
+            emit(.refreshFailed(error, duration: duration))
+            resume(after: attempt, waiting: waiting)
+        case .discarded(let waiting):
+            resume(after: attempt, waiting: waiting)
+        }
+    }
+
+    /// Answers the request that started the refresh, then lets the waiting ones run, in order.
+    private func resume(after attempt: RefreshAttempt, waiting: Int) {
+        emit(.requestsResumed(waiting: waiting))
+        process(attempt.initiator)
+        queue.resume()
+    }
+
+    // MARK: - Helpers
+
+    private func emit(_ event: @autoclosure () -> RefreshEvent) {
+        onEvent?(event())
+    }
+
+    private static func isTransportError(_ error: any Error) -> Bool {
+        error is URLError
+    }
+
+    private static func asCancellationError(_ error: any Error) -> any Error {
+        if case RefreshQueueError.cancelled = error { return CancellationError() }
+        return error
+    }
+}
+
+// MARK: - State
+
+extension RefreshingRequestClosure {
+    /// Everything the closure knows, behind its one lock.
+    private struct State {
+        /// The authentication that signs requests, if one is held.
+        var held: Held?
+        /// Counts the authentications held so far; each find or refresh starts a generation.
+        var generation: UInt64 = 0
+        /// Bumped by `invalidate()`: a refresh from an older epoch is not adopted.
+        var epoch: UInt64 = 0
+        /// The ticket of the next request that goes through the queue.
+        var nextTicket: UInt64 = 0
+        /// Requests handed to the queue and not yet answered; the fast path needs zero.
+        var backlog = 0
+        /// The refresh the queue is suspended for.
+        var refresh: RefreshAttempt?
+        var attemptCounter: UInt64 = 0
+        /// The newest attempt whose value was adopted, so an older late result never wins.
+        var lastAdoptedAttempt: UInt64 = 0
+        /// The error that requests which arrived before the last failed refresh ended inherit.
+        var failure: Failure?
+        /// Refreshes counted against the refresh window.
+        var recentRefreshes: [RefreshAttempt] = []
+    }
+
+    /// An authentication in use, with its header value computed once for the whole generation.
+    private struct Held: Sendable {
+        let authentication: Authentication
+        let generation: UInt64
+        let header: Result<String, RefreshQueueError>
+    }
+
+    private struct RefreshAttempt: Sendable {
+        let id: UInt64
+        let epoch: UInt64
+        let startedAt: TimeInterval
+        /// The request that found the authentication stale; answered first when the refresh ends.
+        let initiator: AuthorizationTask
+    }
+
+    private struct Failure {
+        let error: RefreshQueueError
+        /// Requests with a smaller ticket arrived before the failure and fail with `error`.
+        let before: UInt64
+    }
+
+    private enum RefreshOutcome {
+        case succeeded(waiting: Int)
+        case stale(waiting: Int)
+        case failed(RefreshQueueError, waiting: Int)
+        /// Ended on time, but `invalidate()` was called meanwhile: waiting requests load afresh.
+        case discarded(waiting: Int)
+        case adoptedLate
+        case ignored
+    }
+
+    private enum AsyncCancellation {
+        case notStarted
+        case started(AuthorizationTask)
+        case cancelled
+    }
+}

@@ -1,0 +1,202 @@
+import Dispatch
+import Foundation
+import RefreshQueue
+import Testing
+
+@Suite("Future")
+struct FutureTests {
+    @Test func theBodyRunsAtOnceOnTheCallersThread() {
+        let ran = Protected(false)
+        _ = Future<Int> { _ in ran.withLock { $0 = true } }
+        #expect(ran.current)
+    }
+
+    @Test func theFirstCompletionWinsAndLaterOnesAreIgnored() throws {
+        let future = Future<Int> { complete in
+            complete(.success(1))
+            complete(.success(2))
+            complete(.failure(ExampleError(code: 3)))
+        }
+        #expect(try future.result?.get() == 1)
+    }
+
+    @Test func anObserverOfACompletedFutureRunsAtOnceExactlyOnce() {
+        let calls = Protected(0)
+        Future(value: 7).observe { result in
+            #expect((try? result.get()) == 7)
+            calls.withLock { $0 += 1 }
+        }
+        #expect(calls.current == 1)
+    }
+
+    @Test func everyObserverRunsExactlyOnceWhenCompletedFromManyThreadsAtOnce() async {
+        let completer = Protected<(@Sendable (Result<Int, any Error>) -> Void)?>(nil)
+        let future = Future<Int> { complete in completer.withLock { $0 = complete } }
+        let calls = Protected([Int](repeating: 0, count: 100))
+        for index in 0..<100 {
+            future.observe { _ in calls.withLock { $0[index] += 1 } }
+        }
+        let complete = completer.current!
+        DispatchQueue.concurrentPerform(iterations: 64) { attempt in
+            complete(.success(attempt))
+        }
+        #expect(calls.current.allSatisfy { $0 == 1 })
+        let winner = try? future.result?.get()
+        #expect(winner != nil)
+        let late = Completions<Int>()
+        future.observe { late.record(0, try! $0.get()) }
+        #expect(late.results[0] == winner)
+    }
+
+    @Test func anObserverGivenAQueueRunsOnThatQueue() async {
+        let key = DispatchSpecificKey<String>()
+        let queue = DispatchQueue(label: "observer")
+        queue.setSpecific(key: key, value: "observer")
+        let seen = Completions<String?>()
+        Future(value: 1).observe(on: queue) { _ in seen.record(0, DispatchQueue.getSpecific(key: key)) }
+        await seen.wait(for: 1)
+        #expect(seen.results[0] == "observer")
+    }
+
+    @Test func anObserverWithoutAQueueRunsOnTheCompletingThread() async {
+        let key = DispatchSpecificKey<String>()
+        let completingQueue = DispatchQueue(label: "completer")
+        completingQueue.setSpecific(key: key, value: "completer")
+        let seen = Completions<String?>()
+        let future = Future<Int> { complete in
+            completingQueue.asyncAfter(deadline: .now() + 0.05) { complete(.success(1)) }
+        }
+        future.observe { _ in seen.record(0, DispatchQueue.getSpecific(key: key)) }
+        await seen.wait(for: 1)
+        #expect(seen.results[0] == "completer")
+    }
+
+    @Test func mapTransformsTheValueAndAThrownErrorFailsTheResult() throws {
+        #expect(try Future(value: 2).map { $0 * 10 }.result?.get() == 20)
+        let failed = Future(value: 2).map { _ -> Int in throw ExampleError(code: 1) }
+        #expect(throws: ExampleError(code: 1)) { try failed.result?.get() }
+    }
+
+    @Test func errorsSkipMapAndFlatMapStages() throws {
+        let calls = Protected(0)
+        let future = Future<Int>(error: ExampleError(code: 9))
+            .map { value -> Int in calls.withLock { $0 += 1 }; return value }
+            .flatMap { value -> Future<Int> in calls.withLock { $0 += 1 }; return Future(value: value) }
+        #expect(calls.current == 0)
+        #expect(throws: ExampleError(code: 9)) { try future.result?.get() }
+    }
+
+    @Test func flatMapWaitsForTheFutureItsTransformReturns() async throws {
+        let future = Future(value: 3).flatMap { value in
+            Future<String> { complete in
+                DispatchQueue.global().asyncAfter(deadline: .now() + 0.02) { complete(.success("v\(value)")) }
+            }
+        }
+        #expect(try await future.value == "v3")
+    }
+
+    @Test func mapErrorRecoverAndFlatMapErrorHandleErrorsAndPassValues() throws {
+        let failing = Future<Int>(error: ExampleError(code: 1))
+        #expect(throws: ExampleError(code: 2)) {
+            try failing.mapError { _ in ExampleError(code: 2) }.result?.get()
+        }
+        #expect(try failing.recover { _ in 5 }.result?.get() == 5)
+        #expect(try failing.flatMapError { _ in Future(value: 6) }.result?.get() == 6)
+        #expect(throws: ExampleError(code: 4)) {
+            try failing.recover { _ in throw ExampleError(code: 4) }.result?.get()
+        }
+        let succeeding = Future(value: 1)
+        #expect(try succeeding.mapError { _ in ExampleError(code: 2) }.result?.get() == 1)
+        #expect(try succeeding.recover { _ in 5 }.result?.get() == 1)
+        #expect(try succeeding.flatMapError { _ in Future(value: 6) }.result?.get() == 1)
+    }
+
+    @Test func aChainOfOneHundredThousandMapStagesCompletesWithoutOverflowingTheStack() async throws {
+        let completer = Protected<(@Sendable (Result<Int, any Error>) -> Void)?>(nil)
+        var future = Future<Int> { complete in completer.withLock { $0 = complete } }
+        for _ in 0..<100_000 {
+            future = future.map { $0 + 1 }
+        }
+        // Complete on a secondary thread, whose stack is smaller than the main thread's.
+        let complete = completer.current!
+        Thread.detachNewThread { complete(.success(0)) }
+        #expect(try await future.value == 100_000)
+    }
+
+    @Test func aChainOfOneHundredThousandFlatMapStagesCompletesWithoutOverflowingTheStack() async throws {
+        let completer = Protected<(@Sendable (Result<Int, any Error>) -> Void)?>(nil)
+        var future = Future<Int> { complete in completer.withLock { $0 = complete } }
+        for index in 0..<100_000 {
+            if index.isMultiple(of: 2) {
+                future = future.flatMap { Future(value: $0 + 1) }
+            } else {
+                future = future.flatMap { value in Future { complete in complete(.success(value + 1)) } }
+            }
+        }
+        let complete = completer.current!
+        Thread.detachNewThread { complete(.success(0)) }
+        #expect(try await future.value == 100_000)
+    }
+
+    @Test func aChainOfOneHundredThousandStagesOnACompletedFutureAlsoWorks() throws {
+        var future = Future(value: 0)
+        for _ in 0..<100_000 {
+            future = future.flatMap { Future(value: $0 + 1) }
+        }
+        #expect(try future.result?.get() == 100_000)
+    }
+
+    @Test func valueBridgesToAsyncAwaitAndThrowsTheError() async throws {
+        let future = Future<Int> { complete in
+            DispatchQueue.global().async { complete(.success(42)) }
+        }
+        #expect(try await future.value == 42)
+        await #expect(throws: ExampleError(code: 5)) {
+            try await Future<Int>(error: ExampleError(code: 5)).value
+        }
+    }
+
+    @Test func initOperationBridgesFromAsyncAwait() async throws {
+        let future = Future<Int>(operation: {
+            await Task.yield()
+            return 8
+        })
+        #expect(try await future.value == 8)
+        let failing = Future<Int>(operation: { throw ExampleError(code: 6) })
+        await #expect(throws: ExampleError(code: 6)) { try await failing.value }
+    }
+
+    @Test func timeoutFailsAFutureThatDoesNotCompleteInTime() async {
+        let never = Future<Int> { _ in }
+        await #expect(throws: ExampleError(code: 7)) {
+            try await never.timeout(after: 0.05, error: ExampleError(code: 7)).value
+        }
+        await #expect(throws: FutureTimeoutError.self) {
+            try await never.timeout(after: 0.01).value
+        }
+    }
+
+    @Test func timeoutPassesAResultThatArrivesInTime() async throws {
+        let soon = Future<Int> { complete in
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.01) { complete(.success(3)) }
+        }
+        #expect(try await soon.timeout(after: 30).value == 3)
+        #expect(try await Future(value: 4).timeout(after: 0).value == 4)
+    }
+
+    @Test func allCollectsValuesInOrderAndFailsOnTheFirstError() async throws {
+        let futures = (0..<50).map { index in
+            Future<Int> { complete in
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50 - index)) {
+                    complete(.success(index))
+                }
+            }
+        }
+        #expect(try await Future.all(futures).value == Array(0..<50))
+        #expect(try await Future<Int>.all([]).value == [])
+        let never = Future<Int> { _ in }
+        await #expect(throws: ExampleError(code: 8)) {
+            try await Future.all([never, Future(error: ExampleError(code: 8))]).value
+        }
+    }
+}
