@@ -80,8 +80,14 @@ struct FutureTests {
     @Test func errorsSkipMapAndFlatMapStages() throws {
         let calls = Protected(0)
         let future = Future<Int>(error: ExampleError(code: 9))
-            .map { value -> Int in calls.withLock { $0 += 1 }; return value }
-            .flatMap { value -> Future<Int> in calls.withLock { $0 += 1 }; return Future(value: value) }
+            .map { value -> Int in
+                calls.withLock { $0 += 1 }
+                return value
+            }
+            .flatMap { value -> Future<Int> in
+                calls.withLock { $0 += 1 }
+                return Future(value: value)
+            }
         #expect(calls.current == 0)
         #expect(throws: ExampleError(code: 9)) { try future.result?.get() }
     }

@@ -31,12 +31,14 @@ final class Completions<Value: Sendable>: Sendable {
             state.waiters.removeAll { $0.count <= count }
             return ready
         }
-        ready.forEach { $0.resume() }
+        for continuation in ready { continuation.resume() }
     }
 
     /// Waits until `count` distinct completions arrived; fails the test after `timeout` seconds.
     @discardableResult
-    func wait(for count: Int, timeout: TimeInterval = 60, sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
+    func wait(for count: Int, timeout: TimeInterval = 60, sourceLocation: SourceLocation = #_sourceLocation) async
+        -> Bool
+    {
         let arrived = await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 await withCheckedContinuation { continuation in
@@ -60,12 +62,14 @@ final class Completions<Value: Sendable>: Sendable {
                     defer { state.waiters.removeAll() }
                     return state.waiters.map(\.continuation)
                 }
-                waiters.forEach { $0.resume() }
+                for waiter in waiters { waiter.resume() }
             }
             group.cancelAll()
             return first
         }
-        #expect(arrived, "only \(self.count) of \(count) completions arrived in \(timeout) s", sourceLocation: sourceLocation)
+        #expect(
+            arrived, "only \(self.count) of \(count) completions arrived in \(timeout) s",
+            sourceLocation: sourceLocation)
         return arrived
     }
 

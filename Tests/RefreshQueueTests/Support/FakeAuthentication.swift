@@ -1,9 +1,9 @@
 import Foundation
+import RefreshQueue
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import RefreshQueue
 
 /// An authentication whose refreshes are scripted by the `TokenService` it belongs to.
 struct FakeAuthentication: RefreshableAuthentication {
@@ -30,6 +30,8 @@ final class TokenService: Sendable {
         case hold
         /// Complete at once with a token that still needs a refresh.
         case stale
+        /// Answer with whatever this function returns.
+        case custom(@Sendable (FakeAuthentication) -> Future<FakeAuthentication>)
     }
 
     private struct State {
@@ -104,6 +106,8 @@ final class TokenService: Sendable {
             return Future(error: error)
         case .stale:
             return Future(value: authentication("token-\(number)", stale: true))
+        case .custom(let refresh):
+            return refresh(old)
         case .hold:
             return Future { complete in
                 state.withLock { $0.pending.append(complete) }

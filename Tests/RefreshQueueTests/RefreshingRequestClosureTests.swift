@@ -1,0 +1,409 @@
+import Dispatch
+import Foundation
+import RefreshQueue
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+@Suite("RefreshingRequestClosure")
+struct RefreshingRequestClosureTests {
+    typealias Results = Completions<Result<URLRequest, any Error>>
+
+    // MARK: - Signing
+
+    @Test func aValidTokenSignsTheRequestWithoutRefreshingAndOnceHeldWithoutWaiting() async throws {
+        let service = TokenService()
+        service.store(service.authentication("valid"))
+        let closure = Closure.make(service)
+        let results = Results()
+        // The first request loads the authentication on the closure's queue.
+        closure.authorize(makeRequest()) { results.record(0, $0) }
+        await results.wait(for: 1)
+        // Later ones are signed before `authorize` returns.
+        closure.authorize(makeRequest()) { results.record(1, $0) }
+        #expect(results.count == 2)
+        #expect(results.results[0]?.authorization == "Bearer valid")
+        #expect(results.results[1]?.authorization == "Bearer valid")
+        #expect(service.refreshCount == 0)
+    }
+
+    @Test func signingReplacesAnExistingAuthorizationHeaderOfAnyCaseAndKeepsOtherHeaders() async throws {
+        let service = TokenService()
+        service.store(service.authentication("fresh"))
+        let closure = Closure.make(service)
+        for name in ["Authorization", "authorization", "AUTHORIZATION"] {
+            let request = makeRequest(headers: [name: "Bearer old", "Accept": "application/json"])
+            let signed = try await closure.authorize(request)
+            let fields = signed.allHTTPHeaderFields ?? [:]
+            let authorizationFields = fields.filter { $0.key.lowercased() == "authorization" }
+            #expect(authorizationFields.count == 1)
+            #expect(authorizationFields.first?.value == "Bearer fresh")
+            #expect(signed.value(forHTTPHeaderField: "Accept") == "application/json")
+        }
+    }
+
+    @Test func customSchemeAndCustomHeaderNameAreUsed() async throws {
+        let service = TokenService()
+        service.store(service.authentication("abc"))
+        let token = try await Closure.make(service, scheme: try AuthorizationScheme(scheme: "Token"))
+            .authorize(makeRequest())
+        #expect(token.value(forHTTPHeaderField: "Authorization") == "Token abc")
+        let basic = try await Closure.make(service, scheme: .basic).authorize(makeRequest())
+        #expect(basic.value(forHTTPHeaderField: "Authorization") == "Basic abc")
+        let apiKey = try await Closure.make(service, scheme: try AuthorizationScheme(headerName: "X-API-Key"))
+            .authorize(makeRequest(headers: ["x-api-key": "stale"]))
+        #expect(apiKey.value(forHTTPHeaderField: "X-API-Key") == "abc")
+        #expect(apiKey.allHTTPHeaderFields?.keys.filter { $0.lowercased() == "x-api-key" }.count == 1)
+        #expect(apiKey.value(forHTTPHeaderField: "Authorization") == nil)
+    }
+
+    @Test(arguments: ["", "abc\r\nX-Injected: 1", "abc\r", "abc\ndef", "abc\0", "a\u{7}b", " padded", "tök"])
+    func aTokenThatCannotBeAHeaderValueIsRefused(token: String) async {
+        let service = TokenService()
+        service.store(service.authentication(token))
+        let closure = Closure.make(service)
+        await #expect(throws: RefreshQueueError.self) { try await closure.authorize(makeRequest()) }
+        let results = Results()
+        closure.authorize(makeRequest()) { results.record(0, $0) }
+        await results.wait(for: 1)
+        #expect(results.results[0]?.refreshQueueError?.name == "invalidToken")
+    }
+
+    // MARK: - Single flight
+
+    @Test func tenThousandConcurrentRequestsCauseOneRefreshAndAreAllSignedWithTheNewToken() async {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("expired", stale: true))
+        let closure = Closure.make(service)
+        let results = Results()
+        closure.authorizeConcurrently(10_000, into: results)
+        await service.started.wait(for: 1)
+        service.completePending()
+        await results.wait(for: 10_000)
+        #expect(service.refreshCount == 1)
+        #expect(results.duplicates.isEmpty)
+        #expect(results.results.values.allSatisfy { $0.authorization == "Bearer token-1" })
+    }
+
+    @Test func theRefreshedValueSignsLaterRequestsEvenWhenRefreshDidNotPersistIt() async throws {
+        let service = TokenService()
+        // find() keeps returning the expired authentication: refresh() does not persist.
+        service.store(service.authentication("expired", stale: true))
+        let closure = Closure.make(service)
+        for _ in 0..<100 {
+            let signed = try await closure.authorize(makeRequest())
+            #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
+        }
+        #expect(service.refreshCount == 1)
+        #expect(service.findCount == 1)
+    }
+
+    @Test func findIsCalledOnlyForTheFirstRequestNotPerRequest() async throws {
+        let service = TokenService()
+        service.store(service.authentication("valid"))
+        let closure = Closure.make(service)
+        let results = Results()
+        closure.authorizeConcurrently(1_000, into: results)
+        await results.wait(for: 1_000)
+        for _ in 0..<100 { _ = try await closure.authorize(makeRequest()) }
+        #expect(service.findCount == 1)
+    }
+
+    @Test func invalidateMakesTheNextRequestCallFindAgain() async throws {
+        let service = TokenService()
+        service.store(service.authentication("first"))
+        let closure = Closure.make(service)
+        #expect(try await closure.authorize(makeRequest()).value(forHTTPHeaderField: "Authorization") == "Bearer first")
+        service.store(service.authentication("second"))
+        #expect(try await closure.authorize(makeRequest()).value(forHTTPHeaderField: "Authorization") == "Bearer first")
+        closure.invalidate()
+        #expect(
+            try await closure.authorize(makeRequest()).value(forHTTPHeaderField: "Authorization") == "Bearer second")
+        #expect(service.findCount == 2)
+    }
+
+    @Test func waitingRequestsCompleteInArrivalOrder() async {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("expired", stale: true))
+        let closure = Closure.make(service)
+        let results = Results()
+        for index in 0..<500 {
+            closure.authorize(makeRequest()) { results.record(index, $0) }
+        }
+        await service.started.wait(for: 1)
+        service.completePending()
+        await results.wait(for: 500)
+        #expect(results.order == Array(0..<500))
+    }
+
+    // MARK: - Missing authentication
+
+    @Test func withoutAnAuthenticationRequestsFailWithNotAuthenticatedByDefault() async {
+        let service = TokenService()
+        let closure = Closure.make(service)
+        await #expect {
+            try await closure.authorize(makeRequest())
+        } throws: { error in
+            (error as? RefreshQueueError)?.name == "notAuthenticated"
+        }
+    }
+
+    @Test func withoutAnAuthenticationRequestsGoOutUnsignedWhenThePolicyAllowsIt() async throws {
+        let service = TokenService()
+        let closure = Closure.make(service, missingAuthentication: .sendUnsigned)
+        let request = try await closure.authorize(makeRequest(headers: ["Accept": "text/plain"]))
+        #expect(request.value(forHTTPHeaderField: "Authorization") == nil)
+        #expect(request.value(forHTTPHeaderField: "Accept") == "text/plain")
+    }
+
+    // MARK: - Failures and timeouts
+
+    @Test func aFailedRefreshFailsEveryWaitingRequestAndTheNextRequestRefreshesAgain() async throws {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("expired", stale: true))
+        let closure = Closure.make(service)
+        let results = Results()
+        closure.authorizeConcurrently(1_000, into: results)
+        await service.started.wait(for: 1)
+        service.completePending(with: .failure(ExampleError(code: 400)))
+        await results.wait(for: 1_000)
+        for result in results.results.values {
+            guard case .refreshFailed(let underlying) = result.refreshQueueError else {
+                Issue.record("expected refreshFailed, got \(result)")
+                continue
+            }
+            #expect(underlying as? ExampleError == ExampleError(code: 400))
+        }
+        #expect(service.refreshCount == 1)
+
+        service.setBehavior(.succeed)
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-2")
+        #expect(service.refreshCount == 2)
+    }
+
+    @Test func aHungRefreshTimesOutAndALateSuccessIsStillAdopted() async throws {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("expired", stale: true))
+        let events = EventLog()
+        let closure = Closure.make(service, refreshTimeout: 0.1, events: events)
+        let results = Results()
+        closure.authorizeConcurrently(200, into: results)
+        await results.wait(for: 200)
+        #expect(results.results.values.allSatisfy { $0.refreshQueueError?.name == "refreshTimedOut" })
+
+        // The refresh succeeds after all: its (possibly rotated) token must not be lost.
+        service.completePending()
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
+        #expect(service.refreshCount == 1)
+        #expect(events.descriptions.contains { $0.hasPrefix("late refresh adopted") })
+    }
+
+    @Test func aRefreshThatReentersTheSameClosureEndsInAnErrorWithinTheTimeout() async {
+        let holder = Protected<Closure?>(nil)
+        let service = TokenService()
+        service.setBehavior(
+            .custom { old in
+                Future { complete in
+                    // A refresh sent through the closure it refreshes for: it waits for itself.
+                    holder.current?.authorize(makeRequest("/api/token")) { result in
+                        complete(result.map { _ in old.service.authentication("never") })
+                    }
+                }
+            })
+        service.store(service.authentication("expired", stale: true))
+        let closure = Closure.make(service, refreshTimeout: 0.2)
+        holder.withLock { $0 = closure }
+        let started = Date()
+        await #expect {
+            try await closure.authorize(makeRequest())
+        } throws: { error in
+            (error as? RefreshQueueError)?.name == "refreshTimedOut"
+        }
+        #expect(Date().timeIntervalSince(started) < 10)
+        holder.withLock { $0 = nil }
+    }
+
+    @Test func requestsThePredicateExemptsSkipTheQueueWhileARefreshIsPending() async throws {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("expired", stale: true))
+        let closure = Closure.make(service, requiresAuthentication: { $0.url?.path != "/api/token" })
+        let waiting = Results()
+        closure.authorize(makeRequest()) { waiting.record(0, $0) }
+        await service.started.wait(for: 1)
+        let tokenRequest = try await closure.authorize(
+            makeRequest("/api/token", headers: ["Authorization": "Basic client"]))
+        #expect(tokenRequest.value(forHTTPHeaderField: "Authorization") == "Basic client")
+        #expect(waiting.count == 0)
+        service.completePending()
+        await waiting.wait(for: 1)
+        #expect(waiting.results[0]?.authorization == "Bearer token-1")
+    }
+
+    // MARK: - Loop protection
+
+    @Test func moreRefreshesThanTheWindowAllowsFailWithExcessiveRefresh() async throws {
+        let service = TokenService()
+        let clock = ManualClock()
+        let closure = Closure.make(
+            service, refreshWindow: RefreshWindow(maximumRefreshes: 3, interval: 30), clock: clock)
+        for round in 1...3 {
+            service.store(service.authentication("expired-\(round)", stale: true))
+            closure.invalidate()
+            _ = try await closure.authorize(makeRequest())
+        }
+        service.store(service.authentication("expired-4", stale: true))
+        closure.invalidate()
+        await #expect {
+            try await closure.authorize(makeRequest())
+        } throws: { error in
+            (error as? RefreshQueueError)?.name == "excessiveRefresh"
+        }
+        #expect(service.refreshCount == 3)
+
+        clock.advance(by: 31)
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-4")
+    }
+
+    @Test func aRefreshedValueThatStillNeedsARefreshDoesNotStartARefreshStorm() async {
+        let service = TokenService(behavior: .stale)
+        service.store(service.authentication("expired", stale: true))
+        let closure = Closure.make(service)
+        let results = Results()
+        closure.authorizeConcurrently(1_000, into: results)
+        await results.wait(for: 1_000)
+        #expect(results.results.values.allSatisfy { $0.refreshQueueError?.name == "excessiveRefresh" })
+        #expect(service.refreshCount <= RefreshWindow.default.maximumRefreshes)
+        for _ in 0..<50 {
+            _ = try? await closure.authorize(makeRequest())
+        }
+        #expect(service.refreshCount <= RefreshWindow.default.maximumRefreshes)
+    }
+
+    @Test func transportErrorsDoNotCountAgainstTheRefreshWindow() async throws {
+        let service = TokenService(behavior: .fail(URLError(.notConnectedToInternet)))
+        service.store(service.authentication("expired", stale: true))
+        let closure = Closure.make(service, refreshWindow: RefreshWindow(maximumRefreshes: 2, interval: 30))
+        for _ in 0..<10 {
+            await #expect {
+                try await closure.authorize(makeRequest())
+            } throws: { error in
+                (error as? RefreshQueueError)?.name == "refreshFailed"
+            }
+        }
+        service.setBehavior(.succeed)
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-11")
+    }
+
+    // MARK: - Cancellation and release
+
+    @Test func cancellingAWaitingRequestCompletesItAtOnceAndItIsNeverSigned() async {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("expired", stale: true))
+        let closure = Closure.make(service)
+        let results = Results()
+        let first = closure.authorize(makeRequest()) { results.record(0, $0) }
+        let second = closure.authorize(makeRequest()) { results.record(1, $0) }
+        let third = closure.authorize(makeRequest()) { results.record(2, $0) }
+        await service.started.wait(for: 1)
+        first.cancel()
+        third.cancel()
+        #expect(results.count == 2)
+        #expect(results.results[0]?.refreshQueueError?.name == "cancelled")
+        #expect(results.results[2]?.refreshQueueError?.name == "cancelled")
+        #expect(first.isCancelled && third.isCancelled && !second.isCancelled)
+        service.completePending()
+        await results.wait(for: 3)
+        #expect(results.results[1]?.authorization == "Bearer token-1")
+        #expect(results.results[0]?.authorization == nil)
+        #expect(results.duplicates.isEmpty)
+        second.cancel()
+        #expect(results.duplicates.isEmpty)
+        #expect(!second.isCancelled)
+    }
+
+    @Test func cancellingTheTaskOfAnAsyncRequestThrowsCancellationError() async {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("expired", stale: true))
+        let closure = Closure.make(service)
+        let task = Task { try await closure.authorize(makeRequest()) }
+        await service.started.wait(for: 1)
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        service.completePending()
+        let cancelledBeforeStart = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await closure.authorize(makeRequest())
+        }
+        // Signed without waiting: a request that needs no wait is not affected by cancellation.
+        #expect((try? await cancelledBeforeStart.value) != nil)
+    }
+
+    @Test func releasingTheClosureWhileRequestsWaitAnswersEveryRequestExactlyOnce() async {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("expired", stale: true))
+        let results = Results()
+        do {
+            let closure = Closure.make(service, refreshTimeout: 0.2)
+            closure.authorizeConcurrently(1_000, into: results)
+        }
+        await results.wait(for: 1_000)
+        #expect(results.duplicates.isEmpty)
+        #expect(results.results.values.allSatisfy { $0.refreshQueueError?.name == "refreshTimedOut" })
+        service.completePending()
+
+        let signedAfterRelease = Results()
+        do {
+            let closure = Closure.make(service)
+            closure.authorizeConcurrently(1_000, into: signedAfterRelease)
+        }
+        await service.started.wait(for: 2)
+        service.completePending()
+        await signedAfterRelease.wait(for: 1_000)
+        #expect(signedAfterRelease.results.values.allSatisfy { $0.authorization == "Bearer token-2" })
+    }
+
+    @Test func everyCompletionIsCalledExactlyOnceUnderTenThousandConcurrentRequestsWithCancellations() async {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("expired", stale: true))
+        let closure = Closure.make(service)
+        let results = Results()
+        let tasks = Protected<[AuthorizationTask]>([])
+        DispatchQueue.concurrentPerform(iterations: 10_000) { index in
+            let task = closure.authorize(makeRequest()) { results.record(index, $0) }
+            if index.isMultiple(of: 3) { tasks.withLock { $0.append(task) } }
+        }
+        await service.started.wait(for: 1)
+        DispatchQueue.global().async { for task in tasks.current { task.cancel() } }
+        service.completePending(with: .failure(ExampleError(code: 1)))
+        await results.wait(for: 10_000)
+        #expect(results.duplicates.isEmpty)
+        #expect(service.refreshCount == 1)
+        let outcomes = Set(results.results.values.compactMap { $0.refreshQueueError?.name })
+        #expect(outcomes.isSubset(of: ["cancelled", "refreshFailed"]))
+    }
+
+    // MARK: - Events
+
+    @Test func eventsDescribeTheRefreshAndNeverContainAToken() async throws {
+        let service = TokenService()
+        service.store(service.authentication("expired-secret", stale: true))
+        let events = EventLog()
+        let closure = Closure.make(service, events: events)
+        _ = try await closure.authorize(makeRequest())
+        service.setBehavior(.fail(ExampleError(code: 1)))
+        closure.invalidate()
+        _ = try? await closure.authorize(makeRequest())
+        let descriptions = events.descriptions
+        #expect(descriptions.contains { $0.hasPrefix("refresh started") })
+        #expect(descriptions.contains { $0.hasPrefix("refresh succeeded") })
+        #expect(descriptions.contains { $0.hasPrefix("refresh failed") })
+        #expect(descriptions.contains { $0.hasPrefix("queue resumed") })
+        #expect(!descriptions.contains { $0.contains("secret") || $0.contains("token-") })
+    }
+}
