@@ -206,3 +206,24 @@ struct FutureTests {
         }
     }
 }
+
+@Suite("Future memory")
+struct FutureMemoryTests {
+    @Test func droppingAPendingChainOfOneHundredThousandStagesDoesNotOverflowTheStack() async {
+        let done = Completions<Bool>()
+        // A thread with a small stack, like a secondary thread on Apple platforms.
+        let thread = Thread {
+            var head: Future<Int>? = Future<Int> { _ in }
+            var future = head
+            for _ in 0..<100_000 {
+                future = future?.map { $0 + 1 }
+            }
+            future = nil
+            head = nil
+            done.record(0, head == nil)
+        }
+        thread.stackSize = 512 * 1024
+        thread.start()
+        await done.wait(for: 1)
+    }
+}

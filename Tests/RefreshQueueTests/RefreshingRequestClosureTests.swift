@@ -407,3 +407,46 @@ struct RefreshingRequestClosureTests {
         #expect(!descriptions.contains { $0.contains("secret") || $0.contains("token-") })
     }
 }
+
+@Suite("RefreshingRequestClosure and invalidate()")
+struct InvalidationTests {
+    typealias Results = Completions<Result<URLRequest, any Error>>
+
+    @Test func invalidateDuringFindDoesNotKeepTheLoggedOutAuthentication() async throws {
+        let service = TokenService()
+        let holder = Protected<Closure?>(nil)
+        let calls = Protected(0)
+        let closure = Closure(
+            find: {
+                let call = calls.withLock { calls -> Int in
+                    calls += 1
+                    return calls
+                }
+                guard call == 1 else { return service.authentication("user-b") }
+                // The user logs out while the first find() is still reading user A.
+                holder.current?.invalidate()
+                return service.authentication("user-a")
+            })
+        holder.withLock { $0 = closure }
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer user-b")
+        holder.withLock { $0 = nil }
+    }
+
+    @Test func aRefreshEndingAfterInvalidateIsNotAdopted() async throws {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("user-a-expired", stale: true))
+        let closure = Closure.make(service)
+        let waiting = Results()
+        closure.authorize(makeRequest()) { waiting.record(0, $0) }
+        await service.started.wait(for: 1)
+        closure.invalidate()
+        service.store(service.authentication("user-b"))
+        service.completePending()
+        await waiting.wait(for: 1)
+        // The request that waited is answered with what is valid now, not the refreshed token.
+        #expect(waiting.results[0]?.authorization == "Bearer user-b")
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer user-b")
+    }
+}

@@ -1,6 +1,10 @@
+import Foundation
+
 /// Why a request could not be authorized.
 ///
-/// No case's text ever contains a token.
+/// No case's text ever contains a token. For ``refreshFailed(_:)`` the text names the underlying
+/// error only by its type and code, since its own text may quote a URL or a response body; the
+/// underlying error itself is there for code to inspect.
 public enum RefreshQueueError: Error, Sendable {
     /// No authentication was found: the user is not logged in.
     case notAuthenticated
@@ -37,7 +41,7 @@ extension RefreshQueueError: CustomStringConvertible {
         case .invalidToken:
             return "The access token is empty or contains characters that are not allowed in an HTTP header."
         case .refreshFailed(let underlying):
-            return "The token refresh failed: \(underlying)"
+            return "The token refresh failed (\(Self.summary(of: underlying)))."
         case .excessiveRefresh:
             return "Too many token refreshes in a short time; check the server's token lifetime and the device clock."
         case .cancelled:
@@ -46,4 +50,34 @@ extension RefreshQueueError: CustomStringConvertible {
             return "Invalid authorization configuration: \(reason)"
         }
     }
+}
+
+extension RefreshQueueError: LocalizedError {
+    /// The same text as ``description``, so that `localizedDescription` is readable on Apple platforms.
+    public var errorDescription: String? { description }
+}
+
+extension RefreshQueueError {
+    /// A token-free summary of an error: its type, and its domain and code where it has them.
+    static func summary(of error: any Error) -> String {
+        if let described = error as? any TokenFreeDescription {
+            return described.tokenFreeDescription
+        }
+        let type = String(describing: Swift.type(of: error))
+        let nsError = error as NSError
+        if nsError.domain.isEmpty || nsError.domain.contains(type) {
+            return "\(type) \(nsError.code)"
+        }
+        return "\(type), \(nsError.domain) \(nsError.code)"
+    }
+}
+
+/// An error of this library whose text is known to be free of tokens and secrets.
+protocol TokenFreeDescription: Error {
+    /// The text, safe to log.
+    var tokenFreeDescription: String { get }
+}
+
+extension RefreshQueueError: TokenFreeDescription {
+    var tokenFreeDescription: String { description }
 }

@@ -29,9 +29,11 @@
 /// }
 /// ```
 ///
-/// ``RefreshingRequestClosure`` calls these members from its own queue or from the thread that
-/// completes a refresh, never while it holds a lock, and never concurrently for the same
-/// generation of the authentication.
+/// ``RefreshingRequestClosure`` never calls these members while it holds a lock. It reads
+/// `isRefreshNeeded` from any thread (from the caller's thread when signing without waiting), so
+/// it must be cheap and thread-safe; `find()` is called on the closure's queue; `refresh()` is
+/// called on a global dispatch queue, at most once per generation of the authentication (a
+/// refresh that outlived its timeout is the one exception: the next request may start another).
 public protocol RefreshableAuthentication: Sendable {
     /// Whether the access token should be refreshed before it is used.
     ///

@@ -95,8 +95,8 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     }
 
     deinit {
-        // A running refresh keeps the closure alive through its timer, so the queue cannot be
-        // suspended here; releasing a suspended DispatchQueue would crash, so make sure.
+        // A running refresh keeps the closure alive (see `RefreshAttempt.lease`), so the queue is
+        // never suspended here. Releasing a suspended DispatchQueue would crash: make sure.
         if state.withLock({ $0.refresh != nil }) {
             queue.resume()
         }
@@ -173,10 +173,15 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     /// Call it after logging out or after storing a new authentication yourself. A refresh that
     /// is running when you call this still ends its waiting requests, but its result is not kept.
     public func invalidate() {
-        state.withLock { state in
-            state.held = nil
-            state.epoch &+= 1
+        let forgotten = state.withLock { state in
+            defer {
+                state.held = nil
+                state.epoch &+= 1
+            }
+            return state.held
         }
+        // Released here, outside the lock: the authentication's deinit is user code.
+        _ = forgotten
     }
 
     // MARK: - Fast path
@@ -197,16 +202,15 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         _ request: URLRequest,
         completion: @escaping AuthorizationTask.Completion
     ) -> AuthorizationTask {
-        let (ticket, waiting) = state.withLock { state in
-            defer {
-                state.nextTicket &+= 1
-                state.backlog += 1
-            }
-            return (state.nextTicket, state.backlog + 1)
+        // Tickets are handed out in queue order: both happen under the lock.
+        let (task, waiting) = state.withLock { state in
+            let task = AuthorizationTask(request: request, ticket: state.nextTicket, completion: completion)
+            state.nextTicket &+= 1
+            state.backlog += 1
+            queue.async { self.process(task) }
+            return (task, state.backlog)
         }
-        let task = AuthorizationTask(request: request, ticket: ticket, completion: completion)
         emit(.requestWaiting(waiting: waiting))
-        queue.async { self.process(task) }
         return task
     }
 
@@ -217,12 +221,12 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
             finish(task, nil)
             return
         }
-        let (held, failure) = state.withLock { state in (state.held, state.failure) }
+        let (held, failure, epoch) = state.withLock { state in (state.held, state.failure, state.epoch) }
         if let failure, task.ticket < failure.before {
             finish(task, .failure(failure.error))
             return
         }
-        guard let held = held ?? loadAuthentication() else {
+        guard let held = held ?? loadAuthentication(epoch: epoch) else {
             switch missingAuthentication {
             case .fail: finish(task, .failure(RefreshQueueError.notAuthenticated))
             case .sendUnsigned: finish(task, .success(task.request))
@@ -243,8 +247,9 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
 
     /// Completes `task` (unless `result` is nil: it completed already) and takes it off the backlog.
     private func finish(_ task: AuthorizationTask, _ result: Result<URLRequest, any Error>?) {
-        state.withLock { $0.backlog -= 1 }
         if let result { task.complete(result) }
+        // Only now may new requests take the fast path: they must not overtake this one.
+        state.withLock { $0.backlog -= 1 }
     }
 
     private func signed(_ request: URLRequest, with held: Held) -> Result<URLRequest, any Error> {
@@ -259,17 +264,28 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     }
 
     /// Calls `find()` and holds what it returns, unless something was adopted meanwhile.
-    private func loadAuthentication() -> Held? {
-        let found = find()
-        emit(.authenticationLoaded(found: found != nil))
-        guard let found else { return nil }
-        let header = headerValue(of: found)
-        return state.withLock { state in
-            if let held = state.held { return held }
-            state.generation &+= 1
-            let held = Held(authentication: found, generation: state.generation, header: header)
-            state.held = held
-            return held
+    ///
+    /// `epoch` is the epoch seen before calling `find()`: if `invalidate()` was called while
+    /// `find()` ran, what it returned may be the logged-out user's, so it is read again.
+    private func loadAuthentication(epoch: UInt64) -> Held? {
+        var epoch = epoch
+        while true {
+            let found = find()
+            emit(.authenticationLoaded(found: found != nil))
+            guard let found else { return nil }
+            let header = headerValue(of: found)
+            let outcome = state.withLock { state -> Result<Held, Stale> in
+                if let held = state.held { return .success(held) }
+                guard state.epoch == epoch else { return .failure(Stale(epoch: state.epoch)) }
+                state.generation &+= 1
+                let held = Held(authentication: found, generation: state.generation, epoch: epoch, header: header)
+                state.held = held
+                return .success(held)
+            }
+            switch outcome {
+            case .success(let held): return held
+            case .failure(let stale): epoch = stale.epoch
+            }
         }
     }
 
@@ -293,31 +309,37 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
 
     /// Suspends the queue and calls `refresh()` once; `task` is answered when the refresh ends.
     private func startRefresh(of held: Held, for task: AuthorizationTask) {
-        queue.suspend()
         let startedAt = now()
-        let attempt = state.withLock { state in
+        let attempt = state.withLock { state -> RefreshAttempt? in
+            // While `isRefreshNeeded` was read, a late refresh may have been adopted or
+            // `invalidate()` called: then `held` is not the authentication to refresh any more.
+            guard state.held?.generation == held.generation else { return nil }
             state.attemptCounter &+= 1
             let attempt = RefreshAttempt(
-                id: state.attemptCounter, epoch: state.epoch, startedAt: startedAt, initiator: task)
+                id: state.attemptCounter, epoch: held.epoch, startedAt: startedAt, initiator: task,
+                lease: Locked(self))
             state.refresh = attempt
             state.recentRefreshes.append(attempt)
             return attempt
         }
+        guard let attempt else {
+            process(task)
+            return
+        }
+        queue.suspend()
+        // The lease keeps the closure alive until the refresh ends, one way or the other; the
+        // timer only holds the lease, so it does not keep the closure once the refresh is over.
+        let lease = attempt.lease
+        DispatchQueue.global().asyncAfter(deadline: .after(seconds: refreshTimeout)) {
+            lease.withLock { $0 }?.refreshTimedOut(attempt.id)
+        }
         emit(.refreshStarted(generation: held.generation))
-        // The timer keeps the closure alive until the refresh has ended one way or the other.
-        scheduleTimeout(for: attempt.id)
         // `refresh()` runs off the queue: user code that blocks or re-enters cannot stall it,
         // and the timeout can always free the waiting requests.
         DispatchQueue.global().async {
             held.authentication.refresh().observe { [weak self] result in
                 self?.refreshEnded(attempt, with: result)
             }
-        }
-    }
-
-    private func scheduleTimeout(for attemptID: UInt64) {
-        DispatchQueue.global().asyncAfter(deadline: .after(seconds: refreshTimeout)) {
-            self.refreshTimedOut(attemptID)
         }
     }
 
@@ -339,35 +361,40 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         let refreshed = result.map { authentication in
             (authentication, headerValue(of: authentication), authentication.isRefreshNeeded)
         }
-        let outcome = state.withLock { state -> RefreshOutcome in
+        let (outcome, replaced) = state.withLock { state -> (RefreshOutcome, Held?) in
             let onTime = state.refresh?.id == attempt.id
             if onTime { state.refresh = nil }
             let current = attempt.epoch == state.epoch
             switch refreshed {
             case .success(let (authentication, header, stillStale)):
                 guard current, attempt.id > state.lastAdoptedAttempt else {
-                    return onTime ? .discarded(waiting: state.backlog) : .ignored
+                    return (onTime ? .discarded(waiting: state.backlog) : .ignored, nil)
                 }
                 state.lastAdoptedAttempt = attempt.id
                 state.generation &+= 1
-                state.held = Held(authentication: authentication, generation: state.generation, header: header)
-                guard onTime else { return .adoptedLate }
+                let replaced = state.held
+                state.held = Held(
+                    authentication: authentication, generation: state.generation, epoch: attempt.epoch,
+                    header: header)
+                guard onTime else { return (.adoptedLate, replaced) }
                 if stillStale {
                     // Waiting requests fail instead of refreshing again: no refresh storm.
                     state.failure = Failure(error: .excessiveRefresh, before: state.nextTicket)
                 }
-                return stillStale ? .stale(waiting: state.backlog) : .succeeded(waiting: state.backlog)
+                return (stillStale ? .stale(waiting: state.backlog) : .succeeded(waiting: state.backlog), replaced)
             case .failure(let error):
                 if Self.isTransportError(error) {
                     state.recentRefreshes.removeAll { $0.id == attempt.id }
                 }
-                guard onTime else { return .ignored }
+                guard onTime else { return (.ignored, nil) }
                 if current {
                     state.failure = Failure(error: .refreshFailed(error), before: state.nextTicket)
                 }
-                return .failed(.refreshFailed(error), waiting: state.backlog)
+                return (.failed(.refreshFailed(error), waiting: state.backlog), nil)
             }
         }
+        // Released here, outside the lock: the authentication's deinit is user code.
+        _ = replaced
         switch outcome {
         case .ignored:
             return
@@ -393,6 +420,12 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         emit(.requestsResumed(waiting: waiting))
         process(attempt.initiator)
         queue.resume()
+        // The refresh is over: the closure no longer needs to outlive its owner for it.
+        let lease = attempt.lease.withLock { lease in
+            defer { lease = nil }
+            return lease
+        }
+        _ = lease
     }
 
     // MARK: - Helpers
@@ -401,8 +434,11 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         onEvent?(event())
     }
 
+    /// Whether a refresh failed because the network failed, not because the server refused.
     private static func isTransportError(_ error: any Error) -> Bool {
-        error is URLError
+        if error is URLError { return true }
+        if case RefreshQueueError.refreshFailed(let underlying) = error { return isTransportError(underlying) }
+        return (error as NSError).domain == NSURLErrorDomain
     }
 
     private static func asCancellationError(_ error: any Error) -> any Error {
@@ -441,6 +477,8 @@ extension RefreshingRequestClosure {
     private struct Held: Sendable {
         let authentication: Authentication
         let generation: UInt64
+        /// The epoch it was found or refreshed in; a refresh of it is adopted only in that epoch.
+        let epoch: UInt64
         let header: Result<String, RefreshQueueError>
     }
 
@@ -450,6 +488,13 @@ extension RefreshingRequestClosure {
         let startedAt: TimeInterval
         /// The request that found the authentication stale; answered first when the refresh ends.
         let initiator: AuthorizationTask
+        /// Holds the closure while the refresh runs; emptied when it ends.
+        let lease: Locked<RefreshingRequestClosure?>
+    }
+
+    /// `invalidate()` was called while `find()` ran; `epoch` is the new epoch.
+    private struct Stale: Error {
+        let epoch: UInt64
     }
 
     private struct Failure {

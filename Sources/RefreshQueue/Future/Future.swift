@@ -247,8 +247,9 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
         let next = Future<Value>(pending: ())
         whenComplete { next.settle($0) }.run()
         if !next.isCompleted {
-            queue.asyncAfter(deadline: DispatchTime.after(seconds: seconds)) {
-                next.settle(.failure(error)).run()
+            // Weak: once nobody holds the result, the timer has nothing to keep alive.
+            queue.asyncAfter(deadline: DispatchTime.after(seconds: seconds)) { [weak next] in
+                next?.settle(.failure(error)).run()
             }
         }
         return next
@@ -293,6 +294,19 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// A pending future, completed by `settle`.
     private init(pending: Void) {
         state = Locked(.pending([]))
+    }
+
+    deinit {
+        // A future dropped before completion holds the next stage of its chain through its
+        // callbacks; releasing them here would free a long chain by nested deinits and overflow
+        // the stack. Hand them to a loop that frees one stage at a time instead.
+        AbandonedCallbacks.release {
+            state.withLock { state -> [Callback] in
+                guard case .pending(let callbacks) = state, !callbacks.isEmpty else { return [] }
+                state = .pending([])
+                return callbacks
+            }
+        }
     }
 
     /// Registers `callback`. If the future is already complete, the callback is not run here but
