@@ -450,3 +450,56 @@ struct InvalidationTests {
         #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer user-b")
     }
 }
+
+@Suite("RefreshingRequestClosure after a 401")
+struct ReauthorizationTests {
+    typealias Results = Completions<Result<URLRequest, any Error>>
+
+    @Test func manyRequestsRejectedWithTheHeldTokenCauseOneRefresh() async throws {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("revoked"))
+        let closure = Closure.make(service)
+        let rejected = try await closure.authorize(makeRequest())
+        let results = Results()
+        DispatchQueue.concurrentPerform(iterations: 1_000) { index in
+            closure.reauthorize(rejected) { results.record(index, $0) }
+        }
+        await service.started.wait(for: 1)
+        service.completePending()
+        await results.wait(for: 1_000)
+        #expect(service.refreshCount == 1)
+        #expect(results.results.values.allSatisfy { $0.authorization == "Bearer token-1" })
+    }
+
+    @Test func aRequestRejectedWithAnOlderTokenIsSignedAgainWithoutRefreshing() async throws {
+        let service = TokenService()
+        service.store(service.authentication("first"))
+        let closure = Closure.make(service)
+        let old = try await closure.authorize(makeRequest())
+        _ = try await closure.reauthorize(old)
+        #expect(service.refreshCount == 1)
+        let again = try await closure.reauthorize(old)
+        #expect(again.value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
+        #expect(service.refreshCount == 1)
+    }
+
+    @Test func aRefreshThatReturnsTheSameTokenDoesNotLoop() async throws {
+        let service = TokenService()
+        service.setBehavior(.custom { old in Future(value: old) })
+        service.store(service.authentication("same"))
+        let closure = Closure.make(service)
+        let rejected = try await closure.authorize(makeRequest())
+        let resigned = try await closure.reauthorize(rejected)
+        #expect(resigned.value(forHTTPHeaderField: "Authorization") == "Bearer same")
+        #expect(service.refreshCount == 1)
+    }
+
+    @Test func requestsThatNeedNoAuthenticationAreReturnedUnchanged() async throws {
+        let service = TokenService()
+        service.store(service.authentication("a"))
+        let closure = Closure.make(service, requiresAuthentication: { _ in false })
+        let request = makeRequest(headers: ["Authorization": "Basic client"])
+        #expect(try await closure.reauthorize(request) == request)
+        #expect(service.refreshCount == 0)
+    }
+}

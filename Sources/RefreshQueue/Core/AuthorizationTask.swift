@@ -25,20 +25,27 @@ public final class AuthorizationTask: Sendable {
     /// Its place in arrival order among the requests that went through the closure's queue.
     let ticket: UInt64
 
+    /// For a request the server rejected (HTTP 401): the generation of the authentication that
+    /// signed it, if that is still the one held. That generation is then refreshed even though it
+    /// does not say it needs to be.
+    let rejectedGeneration: UInt64?
+
     private let status: Locked<Status>
 
     /// A task that completed before it was handed out (the request was signed without waiting).
     static let finished = AuthorizationTask()
 
-    init(request: URLRequest, ticket: UInt64, completion: @escaping Completion) {
+    init(request: URLRequest, ticket: UInt64, rejectedGeneration: UInt64?, completion: @escaping Completion) {
         self.request = request
         self.ticket = ticket
+        self.rejectedGeneration = rejectedGeneration
         self.status = Locked(.waiting(completion))
     }
 
     private init() {
         request = URLRequest(url: URL(fileURLWithPath: "/"))
         ticket = 0
+        rejectedGeneration = nil
         status = Locked(.completed)
     }
 

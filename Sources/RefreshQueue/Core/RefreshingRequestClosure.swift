@@ -49,7 +49,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     /// What happens to a request when no authentication is found.
     public let missingAuthentication: MissingAuthenticationPolicy
 
-    private let requiresAuthentication: @Sendable (URLRequest) -> Bool
+    let requiresAuthentication: @Sendable (URLRequest) -> Bool
     private let find: @Sendable () -> Authentication?
     private let onEvent: (@Sendable (RefreshEvent) -> Void)?
     private let now: @Sendable () -> TimeInterval
@@ -144,11 +144,52 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
             scheme.sign(&signed, with: header)
             return signed
         }
+        return try await waitForQueue { completion in enqueue(request, completion: completion) }
+    }
+
+    /// Signs again a request that the server rejected with HTTP 401, refreshing first when the
+    /// rejected token is the one held now.
+    ///
+    /// A token can expire while its request is in flight, or be revoked early. Call this with
+    /// the request exactly as it was sent (signed by this closure), then send what it returns
+    /// once. However many rejected requests arrive, the token they carried is refreshed once;
+    /// requests that carried an older token are re-signed with the current one at once. To avoid
+    /// 401 loops, retry a request only once, and do not retry 403 (`insufficient_scope`): a new
+    /// token does not help.
+    ///
+    /// - Returns: A task whose ``AuthorizationTask/cancel()`` completes a waiting request with
+    ///   ``RefreshQueueError/cancelled``; you may ignore it.
+    @discardableResult
+    public func reauthorize(
+        _ rejected: URLRequest,
+        completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
+    ) -> AuthorizationTask {
+        guard requiresAuthentication(rejected) else {
+            completion(.success(rejected))
+            return .finished
+        }
+        return enqueue(rejected, rejectedHeader: rejected.value(forHTTPHeaderField: scheme.headerName), completion: completion)
+    }
+
+    /// Signs again a request that the server rejected with HTTP 401; see
+    /// ``reauthorize(_:completion:)``. Honours task cancellation like ``authorize(_:)``.
+    public func reauthorize(_ rejected: URLRequest) async throws -> URLRequest {
+        guard requiresAuthentication(rejected) else { return rejected }
+        let header = rejected.value(forHTTPHeaderField: scheme.headerName)
+        return try await waitForQueue { completion in
+            enqueue(rejected, rejectedHeader: header, completion: completion)
+        }
+    }
+
+    /// Hands a request to the queue and waits for it, honouring task cancellation.
+    private func waitForQueue(
+        _ enqueue: (@escaping AuthorizationTask.Completion) -> AuthorizationTask
+    ) async throws -> URLRequest {
         try Task.checkCancellation()
         let cancellation = Locked(AsyncCancellation.notStarted)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let task = enqueue(request) { result in
+                let task = enqueue { result in
                     continuation.resume(with: result.mapError(Self.asCancellationError))
                 }
                 let cancelled = cancellation.withLock { cancellation -> Bool in
@@ -200,11 +241,18 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
 
     private func enqueue(
         _ request: URLRequest,
+        rejectedHeader: String? = nil,
         completion: @escaping AuthorizationTask.Completion
     ) -> AuthorizationTask {
         // Tickets are handed out in queue order: both happen under the lock.
         let (task, waiting) = state.withLock { state in
-            let task = AuthorizationTask(request: request, ticket: state.nextTicket, completion: completion)
+            var rejectedGeneration: UInt64?
+            if let rejectedHeader, let held = state.held, case .success(rejectedHeader) = held.header {
+                rejectedGeneration = held.generation
+            }
+            let task = AuthorizationTask(
+                request: request, ticket: state.nextTicket, rejectedGeneration: rejectedGeneration,
+                completion: completion)
             state.nextTicket &+= 1
             state.backlog += 1
             queue.async { self.process(task) }
@@ -233,7 +281,9 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
             }
             return
         }
-        guard held.authentication.isRefreshNeeded else {
+        // A token the server rejected is refreshed even if it does not know it is stale.
+        let rejected = task.rejectedGeneration == held.generation
+        guard rejected || held.authentication.isRefreshNeeded else {
             finish(task, signed(task.request, with: held))
             return
         }
