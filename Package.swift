@@ -17,10 +17,31 @@ let package = Package(
             name: "RefreshQueue",
             path: "Sources/RefreshQueue"
         ),
+        // A Spotify-like accounts service and Web API on loopback: the fixture of the Example, the
+        // integration tests and the benchmarks. Foundation only; it does not know RefreshQueue.
+        .target(
+            name: "SpotifyStub",
+            path: "Example/SpotifyStub"
+        ),
+        .executableTarget(
+            name: "Example",
+            dependencies: ["RefreshQueue", "SpotifyStub"],
+            path: "Example/Demo"
+        ),
+        // Test traits shared by both test targets.
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport"
+        ),
         .testTarget(
             name: "RefreshQueueTests",
-            dependencies: ["RefreshQueue"],
+            dependencies: ["RefreshQueue", "TestSupport"],
             path: "Tests/RefreshQueueTests"
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["RefreshQueue", "SpotifyStub", "TestSupport"],
+            path: "Tests/IntegrationTests"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import RefreshQueue
+import TestSupport
 import Testing
 
 @Suite("Future")
@@ -117,7 +118,7 @@ struct FutureTests {
         #expect(try succeeding.flatMapError { _ in Future(value: 6) }.result?.get() == 1)
     }
 
-    @Test func aChainOfOneHundredThousandMapStagesCompletesWithoutOverflowingTheStack() async throws {
+    @Test(.exclusive) func aChainOfOneHundredThousandMapStagesCompletesWithoutOverflowingTheStack() async throws {
         let completer = Protected<(@Sendable (Result<Int, any Error>) -> Void)?>(nil)
         var future = Future<Int> { complete in completer.withLock { $0 = complete } }
         for _ in 0..<100_000 {
@@ -129,7 +130,7 @@ struct FutureTests {
         #expect(try await future.value == 100_000)
     }
 
-    @Test func aChainOfOneHundredThousandFlatMapStagesCompletesWithoutOverflowingTheStack() async throws {
+    @Test(.exclusive) func aChainOfOneHundredThousandFlatMapStagesCompletesWithoutOverflowingTheStack() async throws {
         let completer = Protected<(@Sendable (Result<Int, any Error>) -> Void)?>(nil)
         var future = Future<Int> { complete in completer.withLock { $0 = complete } }
         for index in 0..<100_000 {
@@ -144,7 +145,7 @@ struct FutureTests {
         #expect(try await future.value == 100_000)
     }
 
-    @Test func aChainOfOneHundredThousandStagesOnACompletedFutureAlsoWorks() throws {
+    @Test(.exclusive) func aChainOfOneHundredThousandStagesOnACompletedFutureAlsoWorks() throws {
         var future = Future(value: 0)
         for _ in 0..<100_000 {
             future = future.flatMap { Future(value: $0 + 1) }
@@ -209,7 +210,7 @@ struct FutureTests {
 
 @Suite("Future memory")
 struct FutureMemoryTests {
-    @Test func droppingAPendingChainOfOneHundredThousandStagesDoesNotOverflowTheStack() async {
+    @Test(.exclusive) func droppingAPendingChainOfOneHundredThousandStagesDoesNotOverflowTheStack() async {
         let done = Completions<Bool>()
         // A thread with a small stack, like a secondary thread on Apple platforms.
         let thread = Thread {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import RefreshQueue
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -73,7 +74,7 @@ struct RefreshingRequestClosureTests {
 
     // MARK: - Single flight
 
-    @Test func tenThousandConcurrentRequestsCauseOneRefreshAndAreAllSignedWithTheNewToken() async {
+    @Test(.exclusive) func tenThousandConcurrentRequestsCauseOneRefreshAndAreAllSignedWithTheNewToken() async {
         let service = TokenService(behavior: .hold)
         service.store(service.authentication("expired", stale: true))
         let closure = Closure.make(service)
@@ -184,7 +185,7 @@ struct RefreshingRequestClosureTests {
         #expect(service.refreshCount == 2)
     }
 
-    @Test func aHungRefreshTimesOutAndALateSuccessIsStillAdopted() async throws {
+    @Test(.exclusive) func aHungRefreshTimesOutAndALateSuccessIsStillAdopted() async throws {
         let service = TokenService(behavior: .hold)
         service.store(service.authentication("expired", stale: true))
         let events = EventLog()
@@ -202,7 +203,7 @@ struct RefreshingRequestClosureTests {
         #expect(events.descriptions.contains { $0.hasPrefix("late refresh adopted") })
     }
 
-    @Test func aRefreshThatReentersTheSameClosureEndsInAnErrorWithinTheTimeout() async {
+    @Test(.exclusive) func aRefreshThatReentersTheSameClosureEndsInAnErrorWithinTheTimeout() async {
         let holder = Protected<Closure?>(nil)
         let service = TokenService()
         service.setBehavior(
@@ -344,7 +345,7 @@ struct RefreshingRequestClosureTests {
         #expect((try? await cancelledBeforeStart.value) != nil)
     }
 
-    @Test func releasingTheClosureWhileRequestsWaitAnswersEveryRequestExactlyOnce() async {
+    @Test(.exclusive) func releasingTheClosureWhileRequestsWaitAnswersEveryRequestExactlyOnce() async {
         let service = TokenService(behavior: .hold)
         service.store(service.authentication("expired", stale: true))
         let results = Results()
@@ -368,7 +369,8 @@ struct RefreshingRequestClosureTests {
         #expect(signedAfterRelease.results.values.allSatisfy { $0.authorization == "Bearer token-2" })
     }
 
-    @Test func everyCompletionIsCalledExactlyOnceUnderTenThousandConcurrentRequestsWithCancellations() async {
+    @Test(.exclusive) func everyCompletionIsCalledExactlyOnceUnderTenThousandConcurrentRequestsWithCancellations() async
+    {
         let service = TokenService(behavior: .hold)
         service.store(service.authentication("expired", stale: true))
         let closure = Closure.make(service)

@@ -41,7 +41,8 @@ extension URLSession {
             try await withCheckedThrowingContinuation { continuation in
                 let task = dataTask(with: request) { data, response, error in
                     if let error {
-                        let cancelled = (error as? URLError)?.code == .cancelled
+                        let cancelled =
+                            (error as? URLError)?.code == .cancelled
                             && handle.withLock { if case .cancelled = $0 { return true } else { return false } }
                         continuation.resume(throwing: cancelled ? CancellationError() : error)
                     } else if let response {

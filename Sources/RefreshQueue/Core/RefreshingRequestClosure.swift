@@ -168,7 +168,8 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
             completion(.success(rejected))
             return .finished
         }
-        return enqueue(rejected, rejectedHeader: rejected.value(forHTTPHeaderField: scheme.headerName), completion: completion)
+        return enqueue(
+            rejected, rejectedHeader: rejected.value(forHTTPHeaderField: scheme.headerName), completion: completion)
     }
 
     /// Signs again a request that the server rejected with HTTP 401; see

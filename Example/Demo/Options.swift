@@ -1,0 +1,53 @@
+import Foundation
+
+/// The walkthrough's command-line options.
+struct Options {
+    var requests = 50
+    var lifetime: TimeInterval = 3600
+    var rotate = false
+    var serve = false
+    var help = false
+
+    static let usage = """
+        Usage: swift run Example [options]
+
+        Walks through RefreshQueue against a local Spotify-like token server: logs in with the
+        authorization-code flow, lets the access token expire, then fires many requests at once
+        through a Moya-shaped provider, callbacks and async/await. Exactly one refresh serves them.
+
+        Options:
+          --requests N        concurrent requests to fire (default 50)
+          --lifetime SECONDS  access-token lifetime the server grants, fractions allowed (default 3600)
+          --rotate            the server rotates refresh tokens and detects reuse (RFC 9700)
+          --serve             only run the token server and print its URL, for trying it with curl
+          --help              show this text
+        """
+
+    init(arguments: [String]) throws {
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            switch argument {
+            case "--requests":
+                guard let value = remaining.popFirst().flatMap(Int.init), (1...100_000).contains(value) else {
+                    throw ExampleError.usage("--requests needs a whole number from 1 to 100000")
+                }
+                requests = value
+            case "--lifetime":
+                guard let value = remaining.popFirst().flatMap(TimeInterval.init), value.isFinite, value >= 0.05,
+                    value <= 86_400
+                else {
+                    throw ExampleError.usage("--lifetime needs a number of seconds from 0.05 to 86400")
+                }
+                lifetime = value
+            case "--rotate":
+                rotate = true
+            case "--serve":
+                serve = true
+            case "--help", "-h":
+                help = true
+            default:
+                throw ExampleError.usage("unknown option \(argument)")
+            }
+        }
+    }
+}

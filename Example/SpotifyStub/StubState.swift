@@ -1,0 +1,43 @@
+/// Everything the stub's request handling shares with its public API: the knobs, the issued
+/// tokens, the queued faults and the counters.
+///
+/// It lives in one `Protected` box so that a knob turned by a test and a request being answered
+/// on the event loop see one consistent state, and so that a counters snapshot is taken
+/// atomically.
+struct StubState {
+    /// Seconds an access token stays valid once issued. Never negative or NaN.
+    var accessTokenLifetime: Double = 3600
+    /// Seconds an authorization code may wait before being exchanged.
+    var authorizationCodeLifetime: Double = 600
+    /// Whether each refresh grant replaces the refresh token.
+    var rotatesRefreshTokens = false
+    /// Whether replaying a rotated-away refresh token revokes its family.
+    var detectsRefreshTokenReuse = true
+    /// Seconds to wait before answering a token request.
+    var tokenLatency: Double = 0
+    var faults = FaultQueue()
+    var registry = TokenRegistry()
+    var counters = Counters()
+
+    /// The registry policy implied by the current knobs.
+    var policy: TokenRegistry.Policy {
+        TokenRegistry.Policy(
+            accessTokenLifetime: accessTokenLifetime,
+            rotatesRefreshTokens: rotatesRefreshTokens,
+            detectsRefreshTokenReuse: detectsRefreshTokenReuse
+        )
+    }
+
+    /// Brings a durations set through the public API into the range the stub can honour: no
+    /// negative or NaN durations, and nothing so large that `now + duration` stops being a
+    /// meaningful deadline or `expires_in` stops being a JSON number.
+    static func sanitizedDuration(_ seconds: Double) -> Double {
+        guard seconds.isFinite else {
+            return seconds.isNaN ? 0 : maximumDuration
+        }
+        return min(max(seconds, 0), maximumDuration)
+    }
+
+    /// Ten years: "forever" for any test or benchmark.
+    static let maximumDuration: Double = 10 * 365 * 24 * 3600
+}

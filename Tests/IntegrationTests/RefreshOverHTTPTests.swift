@@ -1,0 +1,215 @@
+import Foundation
+import RefreshQueue
+import SpotifyStub
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// RefreshingRequestClosure with real URLSession traffic against the stub on loopback.
+@Suite("Refresh over HTTP")
+struct RefreshOverHTTPTests {
+    /// A started stub and an app logged in to it, with an access token that has expired.
+    ///
+    /// The session's timeout is short: on Linux, URLSession waits out the whole timeout when a
+    /// kept-alive connection is dropped without an answer (the `closeWithoutResponse` fault).
+    private func expiredLogin(rotation: Bool = false) async throws -> (SpotifyStub, StubAccounts, StubAuthentication) {
+        let stub = try StubHarness.startedStub()
+        stub.rotatesRefreshTokens = rotation
+        let accounts = StubAccounts(stub: stub, session: StubHarness.makeSession(timeout: 5))
+        let authentication = try await accounts.logIn()
+        stub.expireAccessTokens()
+        stub.resetCounters()
+        return (stub, accounts, authentication.expired)
+    }
+
+    @Test(.exclusive) func twoHundredConcurrentRequestsWithAnExpiredTokenCauseExactlyOneRefresh() async throws {
+        let (stub, accounts, expired) = try await expiredLogin(rotation: true)
+        defer { stub.stop() }
+        let closure = RefreshingRequestClosure.holding(expired)
+        let results = await withTaskGroup(of: Result<Int, any Error>.self) { group in
+            for _ in 0..<200 {
+                group.addTask { await accounts.me(through: closure) }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(stub.counters.refreshTokenGrants == 1)
+        #expect(stub.counters.reuseDetections == 0)
+        #expect(results.count == 200)
+        #expect(results.allSatisfy { (try? $0.get()) == 200 })
+    }
+
+    @Test(.exclusive) func shortLivedTokensAreRefreshedAsOftenAsTheyExpireWithoutASingleRejectedRequest() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        stub.accessTokenLifetime = 0.3
+        stub.rotatesRefreshTokens = true
+        let accounts = StubAccounts(stub: stub, session: StubHarness.makeSession(timeout: 20))
+        let closure = RefreshingRequestClosure.holding(
+            try await accounts.logIn(), refreshWindow: .init(maximumRefreshes: 100, interval: 30))
+        stub.resetCounters()
+
+        let duration: TimeInterval = 3
+        let deadline = ProcessInfo.processInfo.systemUptime + duration
+        let outcomes = await withTaskGroup(of: [Result<Int, any Error>].self) { group in
+            for _ in 0..<32 {
+                group.addTask {
+                    var outcomes: [Result<Int, any Error>] = []
+                    while ProcessInfo.processInfo.systemUptime < deadline {
+                        outcomes.append(await accounts.me(through: closure, retryingAfter401: true))
+                    }
+                    return outcomes
+                }
+            }
+            return await group.reduce(into: []) { $0 += $1 }
+        }
+        let counters = stub.counters
+        let statuses = outcomes.compactMap { try? $0.get() }
+        let errors = outcomes.count - statuses.count
+        #expect(errors == 0)
+        #expect(!statuses.isEmpty)
+        #expect(statuses.allSatisfy { $0 == 200 }, "non-200 answers: \(counters.apiRequestsByStatus)")
+        // The app refreshes with half the lifetime left, so a token expires in flight only when the
+        // machine stalls a request for longer than that (it does under the thread sanitizer, with
+        // other tests running): then the server's 401 is answered by one refresh and one retry.
+        let rejected = counters.apiRequestsByStatus[401, default: 0]
+        #expect(rejected * 10 <= statuses.count, "401s: \(counters.apiRequestsByStatus)")
+        #expect(counters.reuseDetections == 0)
+        // One refresh per half lifetime (the app refreshes when half of it is left).
+        let expected = duration / 0.15
+        #expect(Double(counters.refreshTokenGrants) >= expected * 0.4)
+        #expect(Double(counters.refreshTokenGrants) <= expected * 1.5 + 1)
+    }
+
+    @Test func invalidGrantFailsEveryWaitingRequestWithReauthenticationRequiredAndSendsNoStaleToken()
+        async throws
+    {
+        let (stub, accounts, expired) = try await expiredLogin()
+        defer { stub.stop() }
+        stub.injectFaults(.invalidGrant)
+        let closure = RefreshingRequestClosure.holding(expired)
+        let results = await withTaskGroup(of: Result<Int, any Error>.self) { group in
+            for _ in 0..<50 {
+                group.addTask { await accounts.me(through: closure) }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        for result in results {
+            guard case .failure(RefreshQueueError.refreshFailed(let underlying)) = result else {
+                Issue.record("expected refreshFailed, got \(result)")
+                continue
+            }
+            #expect(underlying as? StubRefreshError == .reauthenticationRequired)
+        }
+        #expect(stub.counters.refreshTokenGrants + stub.counters.faultsInjected >= 1)
+        #expect(stub.counters.apiRequestsByStatus.isEmpty, "no API request may go out with the stale token")
+    }
+
+    @Test(arguments: [Fault.internalServerError, .malformedJSON, .truncatedBody, .closeWithoutResponse])
+    func aFailedRefreshFailsTheWaitingRequestsAndTheNextRequestRecovers(fault: Fault) async throws {
+        let (stub, accounts, expired) = try await expiredLogin()
+        defer { stub.stop() }
+        stub.injectFaults(fault)
+        let closure = RefreshingRequestClosure.holding(expired)
+        let results = await withTaskGroup(of: Result<Int, any Error>.self) { group in
+            for _ in 0..<20 {
+                group.addTask { await accounts.me(through: closure) }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.count == 20)
+        for result in results {
+            guard case .failure(RefreshQueueError.refreshFailed) = result else {
+                Issue.record("expected refreshFailed, got \(result)")
+                continue
+            }
+        }
+        #expect(try await accounts.me(through: closure).get() == 200)
+        #expect(stub.counters.apiRequestsByStatus[401] == nil)
+    }
+
+    @Test(.exclusive) func aHungRefreshTimesOutAndTheNextRequestRecovers() async throws {
+        let (stub, accounts, expired) = try await expiredLogin()
+        defer { stub.stop() }
+        stub.injectFaults(.hang)
+        let closure = RefreshingRequestClosure.holding(expired, refreshTimeout: 2)
+        let started = ProcessInfo.processInfo.systemUptime
+        let results = await withTaskGroup(of: Result<Int, any Error>.self) { group in
+            for _ in 0..<20 {
+                group.addTask { await accounts.me(through: closure) }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(ProcessInfo.processInfo.systemUptime - started < 15)
+        for result in results {
+            guard case .failure(RefreshQueueError.refreshTimedOut) = result else {
+                Issue.record("expected refreshTimedOut, got \(result)")
+                continue
+            }
+        }
+        #expect(try await accounts.me(through: closure).get() == 200)
+    }
+}
+
+/// The URLSession adapter: a 401 for a token that expired in flight, or was revoked early.
+@Suite("URLSession adapter over HTTP")
+struct URLSessionAdapterTests {
+    @Test func requestsRejectedWith401AreRefreshedOnceAndSentAgain() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let session = StubHarness.makeSession(timeout: 20)
+        let accounts = StubAccounts(stub: stub, session: session)
+        let closure = RefreshingRequestClosure.holding(try await accounts.logIn())
+        // The server expires the token early; the app still believes it is valid.
+        stub.expireAccessTokens()
+        stub.resetCounters()
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<100 {
+                group.addTask {
+                    let request = URLRequest(url: stub.baseURL.appendingPathComponent("v1/me"))
+                    let (_, response) = try await closure.data(for: request, using: session)
+                    return (response as? HTTPURLResponse)?.statusCode ?? 0
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses.count == 100)
+        #expect(statuses.allSatisfy { $0 == 200 })
+        #expect(stub.counters.refreshTokenGrants == 1)
+    }
+
+    @Test func aServerThatRejectsEveryTokenGetsOneRetryNotALoop() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let session = StubHarness.makeSession(timeout: 20)
+        // The app believes tokens last an hour; the server expires each one at once.
+        let accounts = StubAccounts(stub: stub, session: session, assumedLifetime: 3600)
+        let closure = RefreshingRequestClosure.holding(try await accounts.logIn())
+        stub.accessTokenLifetime = 0
+        stub.expireAccessTokens()
+        stub.resetCounters()
+        let request = URLRequest(url: stub.baseURL.appendingPathComponent("v1/me"))
+        let (_, response) = try await closure.data(for: request, using: session)
+        #expect((response as? HTTPURLResponse)?.statusCode == 401)
+        #expect(stub.counters.apiRequestsByStatus[401] == 2)
+    }
+
+    @Test(.exclusive) func cancellingTheTaskCancelsAHangingTransfer() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let session = StubHarness.makeSession(timeout: 60)
+        let closure = RefreshingRequestClosure<StubAuthentication>(
+            missingAuthentication: .sendUnsigned, find: { nil })
+        stub.injectFaults(.hang)
+        let task = Task {
+            var request = URLRequest(url: stub.baseURL.appendingPathComponent("api/token"))
+            request.httpMethod = "POST"
+            return try await closure.data(for: request, using: session)
+        }
+        #expect(await StubHarness.eventually { stub.counters.faultsInjected == 1 })
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import SpotifyStub
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+@Suite("SpotifyStub /authorize")
+struct SpotifyStubAuthorizeTests {
+    @Test func authorizeRedirectsBackWithACodeAndTheState() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let session = StubHarness.makeSession()
+        defer { session.invalidateAndCancel() }
+
+        let exchange = try await StubHarness.get(
+            StubHarness.authorizePath(state: "a b&c=d/é"),
+            on: stub,
+            session: session
+        )
+
+        #expect(exchange.status == 302)
+        let location = try #require(exchange.header("Location"))
+        #expect(location.hasPrefix("refreshqueue-example://callback?code="))
+        let items = try StubHarness.queryItems(of: location)
+        #expect(items["state"] == "a b&c=d/é")
+        #expect(items["code"]?.isEmpty == false)
+        #expect(!location.contains(" "))
+    }
+
+    @Test func authorizeOmitsTheStateWhenNoneWasSent() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let session = StubHarness.makeSession()
+        defer { session.invalidateAndCancel() }
+
+        let exchange = try await StubHarness.get(StubHarness.authorizePath(state: nil), on: stub, session: session)
+
+        #expect(exchange.status == 302)
+        let items = try StubHarness.queryItems(of: try #require(exchange.header("Location")))
+        #expect(items["code"] != nil)
+        #expect(items["state"] == nil)
+    }
+
+    @Test func authorizeRejectsAnUnknownClientWithoutRedirecting() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let session = StubHarness.makeSession()
+        defer { session.invalidateAndCancel() }
+
+        let exchange = try await StubHarness.get(
+            StubHarness.authorizePath(clientID: "someone-else"),
+            on: stub,
+            session: session
+        )
+
+        #expect(exchange.status == 400)
+        #expect(exchange.header("Location") == nil)
+        #expect(exchange.text.contains("INVALID_CLIENT: Invalid client"))
+    }
+
+    @Test func authorizeRejectsAnUnregisteredRedirectURIWithoutRedirecting() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let session = StubHarness.makeSession()
+        defer { session.invalidateAndCancel() }
+
+        let exchange = try await StubHarness.get(
+            StubHarness.authorizePath(redirectURI: "https://evil.example/callback"),
+            on: stub,
+            session: session
+        )
+
+        #expect(exchange.status == 400)
+        #expect(exchange.header("Location") == nil)
+        #expect(exchange.text.contains("Invalid redirect URI"))
+    }
+
+    @Test(arguments: [String?.none, "token", "CODE"])
+    func authorizeReportsAnUnsupportedResponseTypeByRedirect(responseType: String?) async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let session = StubHarness.makeSession()
+        defer { session.invalidateAndCancel() }
+
+        let exchange = try await StubHarness.get(
+            StubHarness.authorizePath(responseType: responseType, state: "s1"),
+            on: stub,
+            session: session
+        )
+
+        #expect(exchange.status == 302)
+        let items = try StubHarness.queryItems(of: try #require(exchange.header("Location")))
+        #expect(items["error"] == "unsupported_response_type")
+        #expect(items["state"] == "s1")
+        #expect(items["code"] == nil)
+    }
+
+    @Test func authorizeAcceptsAnyRegisteredRedirectURIOfAClient() async throws {
+        let client = SpotifyStub.Client(
+            id: "multi",
+            secret: "multi-secret",
+            redirectURIs: ["http://127.0.0.1/one", "http://127.0.0.1/two?keep=1"]
+        )
+        let stub = try StubHarness.startedStub(clients: [client])
+        defer { stub.stop() }
+        let session = StubHarness.makeSession()
+        defer { session.invalidateAndCancel() }
+
+        let exchange = try await StubHarness.get(
+            StubHarness.authorizePath(clientID: "multi", redirectURI: "http://127.0.0.1/two?keep=1"),
+            on: stub,
+            session: session
+        )
+
+        #expect(exchange.status == 302)
+        let location = try #require(exchange.header("Location"))
+        #expect(location.hasPrefix("http://127.0.0.1/two?keep=1&code="))
+    }
+
+    @Test func authorizeOnlyAllowsGet() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let session = StubHarness.makeSession()
+        defer { session.invalidateAndCancel() }
+        var request = URLRequest(
+            url: try #require(URL(string: stub.baseURL.absoluteString + StubHarness.authorizePath())))
+        request.httpMethod = "DELETE"
+
+        let exchange = try await StubHarness.send(request, on: session)
+
+        #expect(exchange.status == 405)
+        #expect(exchange.header("Allow") == "GET")
+    }
+}
