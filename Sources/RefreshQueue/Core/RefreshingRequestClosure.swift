@@ -51,6 +51,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
 
     let requiresAuthentication: @Sendable (URLRequest) -> Bool
     private let find: @Sendable () -> Authentication?
+    private let refresh: @Sendable (Authentication) -> Future<Authentication>
     private let onEvent: (@Sendable (RefreshEvent) -> Void)?
     private let now: @Sendable () -> TimeInterval
     private let queue: DispatchQueue
@@ -73,7 +74,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     ///     `Authentication.find()`).
     ///   - onEvent: Receives ``RefreshEvent``s for logging and metrics; never while a lock is held.
     ///   - clock: Monotonic seconds, for the refresh window and durations. Inject one in tests.
-    public init(
+    public convenience init(
         refreshTimeout: TimeInterval = 30,
         refreshWindow: RefreshWindow = .default,
         scheme: AuthorizationScheme = .bearer,
@@ -83,12 +84,32 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
         clock: @escaping @Sendable () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }
     ) {
+        self.init(
+            refreshTimeout: refreshTimeout, refreshWindow: refreshWindow, scheme: scheme,
+            missingAuthentication: missingAuthentication, requiresAuthentication: requiresAuthentication,
+            find: find, refresh: { $0.refresh() }, onEvent: onEvent, clock: clock)
+    }
+
+    /// The designated initializer: `refresh` replaces `Authentication.refresh()`, so that a store
+    /// can wrap it (lock, compare, save).
+    init(
+        refreshTimeout: TimeInterval,
+        refreshWindow: RefreshWindow,
+        scheme: AuthorizationScheme,
+        missingAuthentication: MissingAuthenticationPolicy,
+        requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool,
+        find: @escaping @Sendable () -> Authentication?,
+        refresh: @escaping @Sendable (Authentication) -> Future<Authentication>,
+        onEvent: (@Sendable (RefreshEvent) -> Void)?,
+        clock: @escaping @Sendable () -> TimeInterval
+    ) {
         self.refreshTimeout = refreshTimeout.isFinite && refreshTimeout > 0 ? refreshTimeout : 30
         self.refreshWindow = refreshWindow
         self.scheme = scheme
         self.missingAuthentication = missingAuthentication
         self.requiresAuthentication = requiresAuthentication
         self.find = find
+        self.refresh = refresh
         self.onEvent = onEvent
         self.now = clock
         self.queue = DispatchQueue(label: "RefreshQueue.RefreshingRequestClosure")
@@ -388,7 +409,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         // `refresh()` runs off the queue: user code that blocks or re-enters cannot stall it,
         // and the timeout can always free the waiting requests.
         DispatchQueue.global().async {
-            held.authentication.refresh().observe { [weak self] result in
+            self.refresh(held.authentication).observe { [weak self] result in
                 self?.refreshEnded(attempt, with: result)
             }
         }

@@ -1,0 +1,141 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Why a request to an OAuth 2.0 token endpoint failed.
+///
+/// The cases separate what a caller handles differently: the server refused the grant
+/// (``tokenEndpoint(_:)``: read ``TokenEndpointError/code``; `invalid_grant` means log in again),
+/// the server is in trouble (``server(status:retryAfter:)``: try later), the answer was not a
+/// token response (``malformedResponse(_:)``), or the network failed (``transport(_:)``).
+/// ``requiresReauthentication`` says whether only a new login helps. No case's text contains a
+/// token or a client secret.
+public enum OAuth2Error: Error, Sendable {
+    /// The server answered with an RFC 6749 §5.2 error.
+    case tokenEndpoint(TokenEndpointError)
+    /// The server answered with a status that is not an RFC 6749 error (5xx, or an error page),
+    /// with the `Retry-After` delay in seconds when it sent one.
+    case server(status: Int, retryAfter: TimeInterval?)
+    /// A 200 answer that is not a usable token response (not JSON, or `access_token` or
+    /// `token_type` missing).
+    case malformedResponse(String)
+    /// The answer was larger than the 1 MiB a token response may take.
+    case responseTooLarge
+    /// The authentication has no refresh token, so it cannot be refreshed.
+    case noRefreshToken
+    /// The request did not get an answer: offline, timed out, connection lost.
+    case transport(URLError)
+}
+
+extension OAuth2Error: ReauthenticationRequiring {
+    /// True for `invalid_grant` (the refresh token expired or was revoked) and for a missing
+    /// refresh token: only a new login helps. False for everything worth retrying later.
+    public var requiresReauthentication: Bool {
+        switch self {
+        case .tokenEndpoint(let error): return error.code == .invalidGrant
+        case .noRefreshToken: return true
+        case .server, .malformedResponse, .responseTooLarge, .transport: return false
+        }
+    }
+}
+
+extension OAuth2Error: CustomStringConvertible, LocalizedError, TokenFreeDescription {
+    /// A sentence a person can act on.
+    public var description: String {
+        switch self {
+        case .tokenEndpoint(let error):
+            let advice = requiresReauthentication ? " The user needs to log in again." : ""
+            return "The token endpoint refused the request: \(error).\(advice)"
+        case .server(let status, let retryAfter):
+            let later = retryAfter.map { " Retry after \(Int($0.rounded(.up))) s." } ?? ""
+            return "The token endpoint answered HTTP \(status).\(later)"
+        case .malformedResponse(let reason):
+            return "The token endpoint's answer is not a usable token response: \(reason)."
+        case .responseTooLarge:
+            return "The token endpoint's answer is larger than 1 MiB."
+        case .noRefreshToken:
+            return "There is no refresh token; the user needs to log in again."
+        case .transport(let error):
+            return "The token endpoint could not be reached (URLError \(error.code.rawValue))."
+        }
+    }
+
+    /// The same text as ``description``.
+    public var errorDescription: String? { description }
+
+    var tokenFreeDescription: String { description }
+}
+
+/// An error answer of a token endpoint (RFC 6749 §5.2).
+public struct TokenEndpointError: Sendable, Equatable, CustomStringConvertible {
+    /// The `error` code.
+    public var code: TokenErrorCode
+    /// `error_description`, with anything the client sent as a secret (refresh token, code,
+    /// client secret) removed in case the server echoed it.
+    public var errorDescription: String?
+    /// `error_uri`.
+    public var errorURI: URL?
+    /// The HTTP status it came with (usually 400, or 401 for `invalid_client`).
+    public var status: Int
+
+    /// Creates an error answer.
+    public init(code: TokenErrorCode, errorDescription: String? = nil, errorURI: URL? = nil, status: Int = 400) {
+        self.code = code
+        self.errorDescription = errorDescription
+        self.errorURI = errorURI
+        self.status = status
+    }
+
+    /// `code (status): description`.
+    public var description: String {
+        var text = "\(code.rawValue) (HTTP \(status))"
+        if let errorDescription, !errorDescription.isEmpty { text += ": \(errorDescription)" }
+        return text
+    }
+}
+
+/// An RFC 6749 §5.2 `error` code. Codes the RFC does not define are kept verbatim in ``other(_:)``.
+public enum TokenErrorCode: Sendable, Equatable, Hashable, RawRepresentable {
+    /// The request is missing a parameter or is otherwise malformed.
+    case invalidRequest
+    /// Client authentication failed: check the client id and secret.
+    case invalidClient
+    /// The grant (authorization code or refresh token) is invalid, expired or revoked: log in again.
+    case invalidGrant
+    /// This client may not use this grant type.
+    case unauthorizedClient
+    /// The server does not support this grant type.
+    case unsupportedGrantType
+    /// The requested scope is invalid or exceeds what was granted.
+    case invalidScope
+    /// A code RFC 6749 does not define, kept as the server sent it.
+    case other(String)
+
+    /// The code as sent on the wire.
+    public var rawValue: String {
+        switch self {
+        case .invalidRequest: return "invalid_request"
+        case .invalidClient: return "invalid_client"
+        case .invalidGrant: return "invalid_grant"
+        case .unauthorizedClient: return "unauthorized_client"
+        case .unsupportedGrantType: return "unsupported_grant_type"
+        case .invalidScope: return "invalid_scope"
+        case .other(let code): return code
+        }
+    }
+
+    /// The code for a wire value; unknown values become ``other(_:)``.
+    public init(rawValue: String) {
+        switch rawValue {
+        case "invalid_request": self = .invalidRequest
+        case "invalid_client": self = .invalidClient
+        case "invalid_grant": self = .invalidGrant
+        case "unauthorized_client": self = .unauthorizedClient
+        case "unsupported_grant_type": self = .unsupportedGrantType
+        case "invalid_scope": self = .invalidScope
+        default: self = .other(rawValue)
+        }
+    }
+}

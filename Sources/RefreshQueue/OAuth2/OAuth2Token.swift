@@ -1,0 +1,127 @@
+import Foundation
+
+/// An OAuth 2.0 access token as the token endpoint issued it (RFC 6749 §5.1), with the moment it
+/// expires computed when it was received.
+///
+/// `Codable` for persistence. Its `description` and `debugDescription` never show the access or
+/// refresh token, so it is safe to print or log.
+public struct OAuth2Token: Sendable, Equatable {
+    /// The access token that signs requests.
+    public var accessToken: String
+    /// The token type as the server spelled it; compare it with ``isBearer``, which ignores case.
+    public var tokenType: String
+    /// The refresh token, when the server issued one.
+    public var refreshToken: String?
+    /// The scope the server granted, when it said.
+    public var scope: String?
+    /// When the token response was received.
+    public var issuedAt: Date
+    /// When the access token expires: `issuedAt + expires_in`, or `nil` when the server did not
+    /// say. A token without an expiry is refreshed only after the server rejects it (a 401).
+    public var expiresAt: Date?
+
+    /// Creates a token.
+    ///
+    /// - Parameter expiresIn: Seconds from `issuedAt` until the access token expires, or `nil`.
+    public init(
+        accessToken: String,
+        tokenType: String = "Bearer",
+        refreshToken: String? = nil,
+        scope: String? = nil,
+        issuedAt: Date = Date(),
+        expiresIn: TimeInterval? = nil
+    ) {
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.refreshToken = refreshToken
+        self.scope = scope
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresIn.map { issuedAt.addingTimeInterval($0) }
+    }
+
+    /// Whether the token type is `Bearer`, in any letter case (RFC 6749 §5.1).
+    public var isBearer: Bool {
+        tokenType.caseInsensitiveCompare("Bearer") == .orderedSame
+    }
+
+    /// How long the access token was issued for, when the server said.
+    public var lifetime: TimeInterval? {
+        expiresAt.map { $0.timeIntervalSince(issuedAt) }
+    }
+
+    /// Whether the access token should be refreshed before it is used at `now`.
+    ///
+    /// True once less than `leeway` of its lifetime is left (see ``TokenLeeway``). Always false for
+    /// a token without an expiry.
+    public func isRefreshNeeded(at now: Date, leeway: TokenLeeway = .default) -> Bool {
+        guard let expiresAt, let lifetime else { return false }
+        return expiresAt.timeIntervalSince(now) < leeway.seconds(forLifetime: lifetime)
+    }
+}
+
+extension OAuth2Token: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case accessToken = "access_token"
+        case tokenType = "token_type"
+        case refreshToken = "refresh_token"
+        case scope
+        case issuedAt = "issued_at"
+        case expiresAt = "expires_at"
+    }
+}
+
+extension OAuth2Token: CustomStringConvertible, CustomDebugStringConvertible {
+    /// A summary without the tokens: type, expiry, whether a refresh token is present, scope.
+    public var description: String {
+        var parts = ["type \(tokenType)"]
+        if let expiresAt {
+            parts.append("expires \(Self.format(expiresAt))")
+        } else {
+            parts.append("no expiry")
+        }
+        parts.append(refreshToken == nil ? "no refresh token" : "refresh token present")
+        if let scope { parts.append("scope \"\(scope)\"") }
+        return "OAuth2Token(\(parts.joined(separator: ", ")); access token redacted)"
+    }
+
+    /// The same as ``description``: the tokens are redacted in debug output too.
+    public var debugDescription: String { description }
+
+    private static func format(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        return formatter.string(from: date)
+    }
+}
+
+/// How early before expiry an ``OAuth2Token`` counts as needing a refresh.
+///
+/// The default refreshes when less than **60 seconds or 10 % of the lifetime, whichever is
+/// longer,** is left — but never earlier than **half** the lifetime. Sixty seconds cover clock skew
+/// between device and server and a slow request in flight (AppAuth uses 60 s too); 10 % scales that
+/// for long-lived tokens; the cap at half keeps short-lived tokens (seconds, in tests and some
+/// APIs) usable instead of stale from the moment they arrive.
+public struct TokenLeeway: Sendable, Equatable {
+    /// The shortest leeway, in seconds.
+    public var minimum: TimeInterval
+    /// The leeway as a fraction of the lifetime, when that is longer than ``minimum``.
+    public var fractionOfLifetime: Double
+    /// The longest leeway as a fraction of the lifetime.
+    public var maximumFractionOfLifetime: Double
+
+    /// max(60 s, 10 % of the lifetime), at most half the lifetime.
+    public static let `default` = TokenLeeway(minimum: 60, fractionOfLifetime: 0.1, maximumFractionOfLifetime: 0.5)
+
+    /// Creates a leeway; fractions are clamped to 0...1 and the minimum to at least 0.
+    public init(minimum: TimeInterval, fractionOfLifetime: Double, maximumFractionOfLifetime: Double) {
+        self.minimum = minimum.isFinite ? max(0, minimum) : 0
+        self.fractionOfLifetime = fractionOfLifetime.isFinite ? min(max(0, fractionOfLifetime), 1) : 0
+        self.maximumFractionOfLifetime =
+            maximumFractionOfLifetime.isFinite ? min(max(0, maximumFractionOfLifetime), 1) : 1
+    }
+
+    /// The leeway for a token issued for `lifetime` seconds.
+    public func seconds(forLifetime lifetime: TimeInterval) -> TimeInterval {
+        let wanted = max(minimum, fractionOfLifetime * lifetime)
+        return min(wanted, maximumFractionOfLifetime * max(0, lifetime))
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A client of an OAuth 2.0 token endpoint: the `refresh_token` and `authorization_code` grants.
+///
+/// ```swift
+/// let client = TokenEndpointClient(
+///     tokenURL: URL(string: "https://accounts.spotify.com/api/token")!,
+///     clientID: "your-client-id", clientSecret: "your-client-secret")
+/// let token = try await client.exchange(code: code, redirectURI: redirectURI, codeVerifier: verifier)
+/// let fresh = try await client.refresh(token)
+/// ```
+///
+/// Requests are form-encoded `POST`s with the client authenticated as ``clientAuthentication``
+/// says. A successful answer must carry `access_token` and `token_type`; a new `refresh_token`
+/// replaces the old one and a missing one keeps it (RFC 6749 §6). Answers larger than 1 MiB are
+/// refused. Errors are ``OAuth2Error``s. Printing the client never shows its secret.
+public struct TokenEndpointClient: Sendable {
+    /// The token endpoint.
+    public var tokenURL: URL
+    /// The client identifier.
+    public var clientID: String
+    /// The client secret, or `nil` for a public client.
+    public var clientSecret: String?
+    /// How the client authenticates itself.
+    public var clientAuthentication: ClientAuthenticationMethod
+    /// Extra form parameters sent with every grant (an `audience` or `resource`, say).
+    public var additionalParameters: [String: String]
+    /// Extra headers sent with every request.
+    public var additionalHeaders: [String: String]
+    /// The session that carries the requests.
+    ///
+    /// On Linux, a `URLSession` whose delegate does not settle authentication challenges never
+    /// completes a `401` that carries `WWW-Authenticate: Basic` (how a token endpoint refuses a
+    /// wrong client secret). The default session's delegate does; give your own session such a
+    /// delegate too.
+    public var session: URLSession
+    /// The clock that stamps when tokens were received.
+    public var now: @Sendable () -> Date
+
+    /// The largest token response read.
+    static let maximumResponseSize = 1 << 20
+
+    /// Creates a client.
+    public init(
+        tokenURL: URL,
+        clientID: String,
+        clientSecret: String? = nil,
+        clientAuthentication: ClientAuthenticationMethod = .basic,
+        additionalParameters: [String: String] = [:],
+        additionalHeaders: [String: String] = [:],
+        session: URLSession = TokenEndpointClient.defaultSession,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.tokenURL = tokenURL
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.clientAuthentication = clientSecret == nil && clientAuthentication == .basic ? .none : clientAuthentication
+        self.additionalParameters = additionalParameters
+        self.additionalHeaders = additionalHeaders
+        self.session = session
+        self.now = now
+    }
+
+    /// An ephemeral session that settles authentication challenges itself, so that a refused
+    /// client secret ends as ``OAuth2Error/tokenEndpoint(_:)`` with `invalid_client` on Linux too.
+    public static let defaultSession: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 30
+        configuration.urlCache = nil
+        configuration.httpCookieStorage = nil
+        return URLSession(configuration: configuration, delegate: ChallengeRefusal(), delegateQueue: nil)
+    }()
+
+    // MARK: - Grants
+
+    /// The `refresh_token` grant (RFC 6749 §6): a new access token for `token`.
+    ///
+    /// - Parameter scope: A narrower scope to ask for; `nil` keeps the granted one.
+    /// - Throws: ``OAuth2Error``; ``OAuth2Error/noRefreshToken`` when `token` has none.
+    public func refresh(_ token: OAuth2Token, scope: String? = nil) async throws -> OAuth2Token {
+        guard let refreshToken = token.refreshToken, !refreshToken.isEmpty else { throw OAuth2Error.noRefreshToken }
+        var parameters = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
+        if let scope { parameters.append(("scope", scope)) }
+        return try await request(parameters, secrets: [refreshToken], previous: token)
+    }
+
+    /// The `authorization_code` grant (RFC 6749 §4.1.3), with the PKCE `code_verifier` (RFC 7636)
+    /// when the authorization request sent a challenge.
+    ///
+    /// - Throws: ``OAuth2Error``.
+    public func exchange(code: String, redirectURI: String, codeVerifier: String? = nil) async throws -> OAuth2Token {
+        var parameters = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI)]
+        if let codeVerifier { parameters.append(("code_verifier", codeVerifier)) }
+        return try await request(parameters, secrets: [code] + (codeVerifier.map { [$0] } ?? []), previous: nil)
+    }
+
+    // MARK: - The request
+
+    private func request(
+        _ grant: [(String, String)], secrets: [String], previous: OAuth2Token?
+    ) async throws -> OAuth2Token {
+        let request = makeRequest(grant)
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await session.transfer(request)
+        } catch let error as URLError {
+            if error.code == .cancelled && session === Self.defaultSession {
+                // Nothing but the delegate's refusal of a `WWW-Authenticate: Basic` challenge
+                // cancels a task of the default session (a cancelled Swift task surfaces as
+                // `CancellationError`): the server refused the client's credentials.
+                throw OAuth2Error.tokenEndpoint(
+                    TokenEndpointError(
+                        code: .invalidClient, errorDescription: "the server refused the client credentials", status: 401
+                    ))
+            }
+            throw OAuth2Error.transport(error)
+        }
+        guard data.count <= Self.maximumResponseSize else { throw OAuth2Error.responseTooLarge }
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard (200..<300).contains(status) else {
+            throw Self.error(status: status, body: data, response: response, secrets: secrets + [clientSecret ?? ""])
+        }
+        return try TokenResponse.token(from: data, receivedAt: now(), previous: previous)
+    }
+
+    private func makeRequest(_ grant: [(String, String)]) -> URLRequest {
+        var parameters = grant
+        switch clientAuthentication {
+        case .basic:
+            break
+        case .requestBody:
+            parameters.append(("client_id", clientID))
+            if let clientSecret { parameters.append(("client_secret", clientSecret)) }
+        case .none:
+            parameters.append(("client_id", clientID))
+        }
+        parameters += additionalParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        var request = URLRequest(url: tokenURL)
+        request.httpMethod = "POST"
+        for (name, value) in additionalHeaders {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if clientAuthentication == .basic {
+            // RFC 6749 §2.3.1: id and secret are form-encoded before they are joined and base64-encoded.
+            let credentials = FormURLEncoding.escape(clientID) + ":" + FormURLEncoding.escape(clientSecret ?? "")
+            request.setValue(
+                "Basic " + Data(credentials.utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
+        }
+        request.httpBody = Data(FormURLEncoding.encode(parameters).utf8)
+        return request
+    }
+
+    /// An error answer: RFC 6749 §5.2 JSON for a 4xx that carries one, else the status (with
+    /// `Retry-After`).
+    static func error(status: Int, body: Data, response: URLResponse, secrets: [String]) -> OAuth2Error {
+        // 5xx is the server in trouble, whatever its body says: worth retrying later.
+        if status < 500, let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any],
+            let code = object["error"] as? String, !code.isEmpty
+        {
+            let description = (object["error_description"] as? String).map { redact(secrets, in: $0) }
+            let uri = (object["error_uri"] as? String).flatMap(URL.init(string:))
+            return .tokenEndpoint(
+                TokenEndpointError(
+                    code: TokenErrorCode(rawValue: code), errorDescription: description, errorURI: uri, status: status))
+        }
+        let retryAfter = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After").flatMap {
+            Self.seconds(fromRetryAfter: $0)
+        }
+        return .server(status: status, retryAfter: retryAfter)
+    }
+
+    private static func redact(_ secrets: [String], in text: String) -> String {
+        secrets.filter { $0.count >= 4 }.reduce(text) { $0.replacingOccurrences(of: $1, with: "[redacted]") }
+    }
+
+    /// `Retry-After` as seconds: delay-seconds or an HTTP-date (RFC 9110 §10.2.3).
+    static func seconds(fromRetryAfter value: String) -> TimeInterval? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        if let seconds = Int(trimmed), seconds >= 0 { return TimeInterval(seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: trimmed) else { return nil }
+        return max(0, date.timeIntervalSinceNow)
+    }
+}
+
+extension TokenEndpointClient: CustomStringConvertible, CustomDebugStringConvertible {
+    /// The endpoint and client id; the secret is never shown.
+    public var description: String {
+        "TokenEndpointClient(\(tokenURL.absoluteString), client \(clientID), secret \(clientSecret == nil ? "none" : "redacted"))"
+    }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+}
+
+/// Settles every authentication challenge by refusing it: on Linux, URLSession never completes a
+/// request whose challenge stays unsettled (or is left to default handling).
+private final class ChallengeRefusal: NSObject, URLSessionTaskDelegate, Sendable {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        completionHandler(.rejectProtectionSpace, nil)
+    }
+}

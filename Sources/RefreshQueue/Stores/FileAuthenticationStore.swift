@@ -1,0 +1,170 @@
+import Foundation
+
+/// An ``AuthenticationStore`` that keeps the authentication in a JSON file only its owner can
+/// read, shared safely by several processes.
+///
+/// The file holds `{"formatVersion": 1, "value": …}`, the value encoded with `JSONEncoder` (dates
+/// as seconds since 1970). It is written the safe way:
+/// - **Private**: mode 0600 whatever the umask, from the moment it is created; its directory, if
+///   the store creates it, is 0700.
+/// - **Atomic**: `save` writes a temporary file next to it and renames it over the old one, so
+///   readers (in this process or another) see the old authentication or the new one, never half
+///   of one, and a crash mid-save leaves the old one intact.
+/// - **Durable**: the data and the rename are flushed to disk before `save` returns, so a
+///   rotated refresh token is not lost to a power cut.
+/// - **Forgiving**: a missing, corrupt or unreadable file loads as nil (the user logs in again);
+///   `onEvent` says which.
+/// - **Coordinated**: ``lock(timeout:)`` takes an exclusive `flock` on `<file>.lock`, so that the
+///   processes sharing the file (an app and its extensions, several CLI invocations) refresh one
+///   at a time. The kernel releases the lock if its holder dies.
+///
+/// ```swift
+/// let url = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
+///     .appendingPathComponent("MyApp/authentication.json")
+/// let store = try FileAuthenticationStore<SpotifyAuthentication>(fileURL: url)
+///
+/// try store.save(authentication)
+/// let restored = store.load()
+/// ```
+///
+/// Every method may be called from any thread, also at the same time. The methods do blocking
+/// file I/O (and ``lock(timeout:)`` waits): call them off the main thread where that matters.
+/// On Apple platforms consider the keychain for secrets; this store suits macOS apps, command-line
+/// tools, servers and Linux.
+///
+/// A process killed in the middle of `save` may leave a hidden temporary file
+/// (`.<name>.<random>.tmp`, mode 0600) next to the stored file; the stored file itself is intact.
+/// Never delete the lock file while the store is in use: the store detects it and locks the new
+/// file, but a process holding the old one would not notice.
+public final class FileAuthenticationStore<Value: Codable & Sendable>: CoordinatedAuthenticationStore {
+    /// The JSON file the authentication is kept in.
+    public let fileURL: URL
+
+    /// The file that ``lock(timeout:)`` locks: `fileURL` with `.lock` appended, in the same
+    /// directory. It is created on the first lock and never deleted; it stays empty.
+    public var lockFileURL: URL { lockURL }
+
+    private let lockURL: URL
+    private let paths: FileStorePaths
+    private let onEvent: (@Sendable (AuthenticationStoreEvent) -> Void)?
+
+    /// Creates a store for the file at `fileURL`; the file itself need not exist.
+    ///
+    /// The file's directory is created (mode 0700, with any missing parent) if it is missing. If
+    /// that fails, the store is still created: loading finds nothing, and `save` and `lock` try
+    /// again and throw the reason.
+    ///
+    /// - Parameters:
+    ///   - fileURL: The JSON file, as a `file:` URL.
+    ///   - onEvent: Receives an ``AuthenticationStoreEvent`` when a file is corrupt, unreadable or
+    ///     from a newer version, and after each save and removal. Called synchronously on the
+    ///     thread calling the store.
+    /// - Throws: ``AuthenticationStoreError/invalidFileURL(_:)`` when `fileURL` is not a file URL
+    ///   or names a directory. Never for a missing file or directory.
+    public init(fileURL: URL, onEvent: (@Sendable (AuthenticationStoreEvent) -> Void)? = nil) throws {
+        guard let paths = FileStorePaths(fileURL) else { throw AuthenticationStoreError.invalidFileURL(fileURL) }
+        self.fileURL = fileURL
+        self.lockURL = URL(fileURLWithPath: paths.lockFile, isDirectory: false)
+        self.paths = paths
+        self.onEvent = onEvent
+        try? StoreFileSystem.makeDirectories(atPath: paths.directory)
+    }
+
+    /// The stored authentication, or nil when there is none or it cannot be read.
+    ///
+    /// A missing file is nil without an event. A file that is not a stored authentication, or
+    /// whose value does not decode as `Value`, is nil with ``AuthenticationStoreEvent/corruptFile(_:)``;
+    /// one that cannot be read, nil with ``AuthenticationStoreEvent/unreadableFile(_:errno:)``; one
+    /// from a newer format version, nil with
+    /// ``AuthenticationStoreEvent/futureFormatVersion(_:found:supported:)``. Files larger than
+    /// 16 MiB are not read; they count as corrupt. A directory, FIFO, socket or device at the
+    /// file's path is unreadable (`EISDIR`, or `EINVAL`), and never blocks the caller.
+    public func load() -> Value? {
+        let contents: Data
+        switch StoreFileSystem.readFile(atPath: paths.file) {
+        case .missing:
+            return nil
+        case .failed(let error):
+            emit(.unreadableFile(fileURL, errno: error))
+            return nil
+        case .tooLarge:
+            emit(.corruptFile(fileURL))
+            return nil
+        case .contents(let data):
+            contents = data
+        }
+        switch StoredAuthenticationFormat.decode(Value.self, from: contents) {
+        case .value(let value):
+            return value
+        case .corrupt:
+            emit(.corruptFile(fileURL))
+            return nil
+        case .futureVersion(let found):
+            emit(.futureFormatVersion(fileURL, found: found, supported: StoredAuthenticationFormat.currentVersion))
+            return nil
+        }
+    }
+
+    /// Saves `value`, atomically and durably, in a file of mode 0600.
+    ///
+    /// When it returns, the file on disk holds `value`. When it throws, the file is as it was and
+    /// no temporary file is left behind. A corrupt or unreadable file is replaced; the directory
+    /// is created again if it was deleted.
+    ///
+    /// - Throws: ``AuthenticationStoreError/futureFormatVersion(found:supported:)`` when the file
+    ///   was written by a newer version (it is left untouched),
+    ///   ``AuthenticationStoreError/encodingFailed`` when `value` cannot be encoded, and
+    ///   ``AuthenticationStoreError/io(operation:errno:)`` when writing fails.
+    public func save(_ value: Value) throws {
+        let data: Data
+        do {
+            data = try StoredAuthenticationFormat.encode(value)
+        } catch {
+            // The encoder's error may quote the value: it is not passed on.
+            throw AuthenticationStoreError.encodingFailed
+        }
+        if case .contents(let existing) = StoreFileSystem.readFile(atPath: paths.file),
+            let found = StoredAuthenticationFormat.formatVersion(of: existing),
+            found > StoredAuthenticationFormat.currentVersion
+        {
+            throw AuthenticationStoreError.futureFormatVersion(
+                found: found, supported: StoredAuthenticationFormat.currentVersion)
+        }
+        try StoreFileSystem.makeDirectories(atPath: paths.directory)
+        try StoreFileSystem.replaceFile(paths, with: data)
+        emit(.saved(fileURL))
+    }
+
+    /// Deletes the file, whatever it holds (also one from a newer format version). A missing file
+    /// is not an error. The lock file is kept.
+    ///
+    /// - Throws: ``AuthenticationStoreError/io(operation:errno:)`` when the file exists but cannot
+    ///   be deleted.
+    public func remove() throws {
+        if try StoreFileSystem.removeFile(atPath: paths.file, directory: paths.directory) {
+            emit(.removed(fileURL))
+        }
+    }
+
+    /// Takes an exclusive lock on ``lockFileURL``, waiting at most `timeout` seconds.
+    ///
+    /// The lock is an advisory `flock`: it excludes every other ``lock(timeout:)`` on the same
+    /// file, in this process (even through another store object) or any other, and is released
+    /// by the kernel if the holding process dies, even by `kill -9`. It does not stop plain
+    /// `load` and `save`, which are safe without it; take it around "load, refresh, save" so that
+    /// one process refreshes and the others find its result.
+    ///
+    /// The calling thread blocks while it waits, polling every 1–20 ms.
+    ///
+    /// - Throws: ``AuthenticationStoreError/lockTimedOut(after:)`` when the lock is still held
+    ///   elsewhere after `timeout` seconds (at once when `timeout` is zero or less), or
+    ///   ``AuthenticationStoreError/io(operation:errno:)`` when the lock file cannot be opened.
+    public func lock(timeout: TimeInterval) throws -> any AuthenticationStoreLock {
+        try StoreFileSystem.makeDirectories(atPath: paths.directory)
+        return try FileStoreLock.acquire(path: paths.lockFile, timeout: timeout)
+    }
+
+    private func emit(_ event: AuthenticationStoreEvent) {
+        onEvent?(event)
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+
+/// The file-system paths a ``FileAuthenticationStore`` works with, derived once from its URL.
+struct FileStorePaths: Sendable {
+    /// The stored file, absolute.
+    let file: String
+    /// The directory that holds the file, its lock file and its temporary files.
+    let directory: String
+    /// `file` + `.lock`.
+    let lockFile: String
+    /// The file's name, without its directory.
+    let name: String
+
+    /// Nil when `url` cannot name a file: not a `file:` URL, a directory URL, or a path that ends
+    /// in `.`, `..` or `/`, or contains NUL.
+    init?(_ url: URL) {
+        guard url.isFileURL, !url.hasDirectoryPath else { return nil }
+        let path = url.absoluteURL.standardizedFileURL.path
+        guard path.hasPrefix("/"), !path.hasSuffix("/"), !path.utf8.contains(0),
+            let slash = path.lastIndex(of: "/")
+        else { return nil }
+        let name = String(path[path.index(after: slash)...])
+        guard !name.isEmpty, name != ".", name != ".." else { return nil }
+        self.file = path
+        self.directory = slash == path.startIndex ? "/" : String(path[..<slash])
+        self.lockFile = path + ".lock"
+        self.name = name
+    }
+
+    /// A fresh name for a temporary file next to the stored one: hidden, unique, and short enough
+    /// for any file system however long the stored file's name is.
+    func temporaryFile() -> String {
+        let random = String(UInt64.random(in: .min ... .max), radix: 16)
+        let prefix = directory == "/" ? "/" : directory + "/"
+        // At most 40 scalars (160 bytes) of the name: within NAME_MAX with the suffix.
+        return "\(prefix).\(String(name.unicodeScalars.prefix(40))).\(random).tmp"
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+
+@testable import RefreshQueue
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+@Suite("OAuth 2.0 token model")
+struct OAuth2TokenTests {
+    let received = Date(timeIntervalSince1970: 1_000_000)
+
+    private func parse(_ json: String, previous: OAuth2Token? = nil) throws -> OAuth2Token {
+        try TokenResponse.token(from: Data(json.utf8), receivedAt: received, previous: previous)
+    }
+
+    @Test func aTokenResponseIsReadAndItsExpiryComputedAtReceipt() throws {
+        let token = try parse(
+            #"{"access_token":"at","token_type":"bearer","expires_in":3600,"refresh_token":"rt","scope":"a b","extra":{"x":1}}"#
+        )
+        #expect(token.accessToken == "at")
+        #expect(token.isBearer)
+        #expect(token.refreshToken == "rt")
+        #expect(token.scope == "a b")
+        #expect(token.expiresAt == received.addingTimeInterval(3600))
+    }
+
+    @Test func expiresInMayBeAStringOrAbsent() throws {
+        #expect(try parse(#"{"access_token":"a","token_type":"Bearer","expires_in":"60"}"#).lifetime == 60)
+        let forever = try parse(#"{"access_token":"a","token_type":"Bearer"}"#)
+        #expect(forever.expiresAt == nil)
+        #expect(!forever.isRefreshNeeded(at: received.addingTimeInterval(1e9)))
+    }
+
+    @Test(arguments: [
+        #"{"token_type":"Bearer"}"#, #"{"access_token":"","token_type":"Bearer"}"#, #"{"access_token":"a"}"#,
+        "not json", "[]",
+    ])
+    func aResponseWithoutAccessTokenOrTokenTypeIsMalformed(json: String) {
+        #expect {
+            try parse(json)
+        } throws: { error in
+            if case OAuth2Error.malformedResponse = error { return true }
+            return false
+        }
+    }
+
+    @Test func aMissingRefreshTokenKeepsTheOldOneAndANewOneReplacesIt() throws {
+        let old = OAuth2Token(accessToken: "old", refreshToken: "keep-me", scope: "s", issuedAt: received, expiresIn: 1)
+        let kept = try parse(#"{"access_token":"new","token_type":"Bearer","expires_in":60}"#, previous: old)
+        #expect(kept.refreshToken == "keep-me")
+        #expect(kept.scope == "s")
+        let rotated = try parse(
+            #"{"access_token":"new","token_type":"Bearer","expires_in":60,"refresh_token":"rotated"}"#, previous: old)
+        #expect(rotated.refreshToken == "rotated")
+    }
+
+    @Test(arguments: [(3600.0, 360.0), (600.0, 60.0), (100.0, 50.0), (1.0, 0.5), (0.3, 0.15)])
+    func theDefaultLeewayIsTheLongerOfAMinuteAndATenthCappedAtHalfTheLifetime(lifetime: Double, leeway: Double) {
+        #expect(abs(TokenLeeway.default.seconds(forLifetime: lifetime) - leeway) < 1e-9)
+        let token = OAuth2Token(accessToken: "a", issuedAt: received, expiresIn: lifetime)
+        #expect(!token.isRefreshNeeded(at: received.addingTimeInterval(lifetime - leeway - 0.001)))
+        #expect(token.isRefreshNeeded(at: received.addingTimeInterval(lifetime - leeway + 0.001)))
+    }
+
+    @Test func descriptionsNeverShowTheTokens() throws {
+        let token = OAuth2Token(accessToken: "secret-access", refreshToken: "secret-refresh", scope: "s", expiresIn: 60)
+        for text in [token.description, token.debugDescription, String(describing: token), String(reflecting: token)] {
+            #expect(!text.contains("secret"))
+        }
+        let client = TokenEndpointClient(
+            tokenURL: URL(string: "https://example.test/token")!, clientID: "id", clientSecret: "secret-client")
+        #expect(!String(describing: client).contains("secret-client"))
+        #expect(!String(reflecting: client).contains("secret-client"))
+    }
+
+    @Test func aTokenRoundTripsThroughCodable() throws {
+        let token = OAuth2Token(
+            accessToken: "a", tokenType: "Bearer", refreshToken: "r", scope: "s", issuedAt: received, expiresIn: 12.5)
+        let decoded = try JSONDecoder().decode(OAuth2Token.self, from: try JSONEncoder().encode(token))
+        #expect(decoded == token)
+    }
+}
+
+@Suite("OAuth 2.0 token endpoint errors")
+struct OAuth2ErrorTests {
+    private func error(_ status: Int, _ body: String, headers: [String: String] = [:], secrets: [String] = [])
+        -> OAuth2Error
+    {
+        let response = HTTPURLResponse(
+            url: URL(string: "https://example.test/token")!, statusCode: status, httpVersion: "HTTP/1.1",
+            headerFields: headers)!
+        return TokenEndpointClient.error(status: status, body: Data(body.utf8), response: response, secrets: secrets)
+    }
+
+    @Test(arguments: [
+        ("invalid_request", TokenErrorCode.invalidRequest), ("invalid_client", .invalidClient),
+        ("invalid_grant", .invalidGrant), ("unauthorized_client", .unauthorizedClient),
+        ("unsupported_grant_type", .unsupportedGrantType), ("invalid_scope", .invalidScope),
+        ("slow_down", .other("slow_down")),
+    ])
+    func everyRFC6749ErrorCodeIsParsedAndUnknownOnesAreKeptVerbatim(wire: String, code: TokenErrorCode) {
+        let parsed = error(400, #"{"error":"\#(wire)","error_description":"why","error_uri":"https://example.test/e"}"#)
+        guard case .tokenEndpoint(let endpointError) = parsed else {
+            Issue.record("expected tokenEndpoint, got \(parsed)")
+            return
+        }
+        #expect(endpointError.code == code)
+        #expect(endpointError.code.rawValue == wire)
+        #expect(endpointError.errorDescription == "why")
+        #expect(endpointError.errorURI?.absoluteString == "https://example.test/e")
+        #expect(parsed.requiresReauthentication == (code == .invalidGrant))
+    }
+
+    @Test func aServerErrorCarriesRetryAfterInSecondsOrAsADate() {
+        guard case .server(503, let seconds?) = error(503, "busy", headers: ["Retry-After": "120"]) else {
+            Issue.record("expected 503 with Retry-After")
+            return
+        }
+        #expect(seconds == 120)
+        let date = Date().addingTimeInterval(600)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        guard case .server(503, let later?) = error(503, "", headers: ["Retry-After": formatter.string(from: date)])
+        else {
+            Issue.record("expected 503 with an HTTP-date Retry-After")
+            return
+        }
+        #expect(later > 590 && later <= 600)
+        guard case .server(500, nil) = error(500, "<html>oops</html>") else {
+            Issue.record("expected 500 without Retry-After")
+            return
+        }
+    }
+
+    @Test func anErrorDescriptionThatEchoesASecretIsRedacted() {
+        let parsed = error(
+            400, #"{"error":"invalid_grant","error_description":"refresh token rt-12345 was revoked"}"#,
+            secrets: ["rt-12345"])
+        #expect(!parsed.description.contains("rt-12345"))
+        #expect(parsed.description.contains("log in again"))
+        #expect(!RefreshQueueError.refreshFailed(parsed).description.contains("rt-12345"))
+        #expect(RefreshQueueError.refreshFailed(parsed).requiresReauthentication)
+    }
+
+    @Test func formEncodingEscapesEverythingButUnreservedCharacters() {
+        #expect(FormURLEncoding.encode([("a b", "c&d=e+f%"), ("ü", "~")]) == "a+b=c%26d%3De%2Bf%25&%C3%BC=%7E")
+    }
+}
