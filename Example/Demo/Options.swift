@@ -7,6 +7,15 @@ struct Options {
     var rotate = false
     var serve = false
     var help = false
+    var processes = 1
+    /// Set in a worker process started by `--processes`: where the parent's server and token are.
+    var worker: Worker?
+
+    struct Worker {
+        var baseURL: URL
+        var tokenFile: URL
+        var index: Int
+    }
 
     static let usage = """
         Usage: swift run Example [options]
@@ -19,6 +28,8 @@ struct Options {
           --requests N        concurrent requests to fire (default 50)
           --lifetime SECONDS  access-token lifetime the server grants, fractions allowed (default 3600)
           --rotate            the server rotates refresh tokens and detects reuse (RFC 9700)
+          --processes K       run the requests in K processes sharing one token file (default 1);
+                              --requests is then per process
           --serve             only run the token server and print its URL, for trying it with curl
           --help              show this text
         """
@@ -39,6 +50,20 @@ struct Options {
                     throw ExampleError.usage("--lifetime needs a number of seconds from 0.05 to 86400")
                 }
                 lifetime = value
+            case "--processes":
+                guard let value = remaining.popFirst().flatMap(Int.init), (1...16).contains(value) else {
+                    throw ExampleError.usage("--processes needs a whole number from 1 to 16")
+                }
+                processes = value
+            case "--worker":
+                // Internal: how `--processes` starts its children.
+                guard let base = remaining.popFirst().flatMap(URL.init(string:)),
+                    let file = remaining.popFirst().map(URL.init(fileURLWithPath:)),
+                    let index = remaining.popFirst().flatMap(Int.init)
+                else {
+                    throw ExampleError.usage("--worker needs a base URL, a token file and an index")
+                }
+                worker = Worker(baseURL: base, tokenFile: file, index: index)
             case "--rotate":
                 rotate = true
             case "--serve":

@@ -1,4 +1,5 @@
 import Foundation
+import RefreshQueue
 
 /// Prints what happens, one line per step, with the time since the walkthrough started.
 final class Timeline: @unchecked Sendable {
@@ -10,6 +11,24 @@ final class Timeline: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         say(String(format: "%6d ms  ", milliseconds) + message)
+    }
+}
+
+extension Timeline {
+    /// Turns the closure's events into timeline lines. Events never contain a token.
+    func report(_ event: RefreshEvent) {
+        switch event {
+        case .refreshStarted:
+            log("refresh started; requests wait behind it")
+        case .refreshSucceeded(let duration):
+            log("refresh succeeded in \(Int((duration * 1000).rounded())) ms")
+        case .requestsResumed(let waiting):
+            log("queue resumed: \(waiting) waiting \(waiting == 1 ? "request" : "requests") go out")
+        case .refreshFailed, .refreshTimedOut, .refreshRefused, .lateRefreshAdopted, .saveFailed:
+            log(event.description)
+        case .authenticationLoaded, .requestWaiting:
+            break
+        }
     }
 }
 

@@ -25,6 +25,9 @@ struct Walkthrough {
             if options.serve {
                 try await serve(options)
             }
+            if let worker = options.worker {
+                exit(await Burst.runWorker(worker, requests: options.requests, lifetime: options.lifetime) ? 0 : 1)
+            }
             let succeeded = try await Walkthrough(options: options).run()
             exit(succeeded ? 0 : 1)
         } catch {
@@ -46,176 +49,106 @@ struct Walkthrough {
         defer { stub.stop() }
         timeline.log("Spotify-like token server listening on \(stub.baseURL.absoluteString)")
 
-        let session = URLSession(
-            configuration: .walkthrough(concurrency: min(options.requests, 64)), delegate: RedirectRefusal(),
-            delegateQueue: nil)
+        let session = URLSession.walkthrough(concurrency: min(options.requests, 64))
         defer { session.invalidateAndCancel() }
-        let client = SpotifyStub.Client.example
-        let accounts = SpotifyAccounts(
-            baseURL: stub.baseURL, clientID: client.id, clientSecret: client.secret,
-            redirectURI: client.redirectURIs[0], session: session)
+        let client = TokenEndpointClient.example(baseURL: stub.baseURL, session: session)
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let tokenFile = TokenFile(url: directory.url.appendingPathComponent("spotify-authentication.json"))
-        AppEnvironment.shared.configure(.init(accounts: accounts, tokenFile: tokenFile))
+        let store = try FileAuthenticationStore<OAuth2Token>(
+            fileURL: directory.url.appendingPathComponent("spotify-token.json"))
 
         // 2. Log in: the authorization-code flow, and persist what it yields.
-        let authentication = try await logIn(with: accounts)
-        try tokenFile.save(authentication)
-        let mode = tokenFile.permissions.map { String($0, radix: 8) } ?? "?"
+        let token = try await logIn(base: stub.baseURL, client: client, session: session)
+        try store.save(token)
+        let mode = store.permissions.map { String($0, radix: 8) } ?? "?"
         timeline.log(
-            "logged in (authorization code flow, state checked); authentication saved to "
-                + "\(tokenFile.url.lastPathComponent), mode \(mode)")
+            "logged in (authorization code flow with PKCE, state checked); token saved to "
+                + "\(store.fileURL.lastPathComponent), mode \(mode)")
 
-        // 3. Time passes: the access token expires, on the server and in the saved authentication.
-        try tokenFile.save(authentication.aged(by: authentication.lifetime + 1))
+        // 3. Time passes: the access token expires, on the server and in the saved token.
+        try store.save(token.expired)
         stub.expireAccessTokens()
         stub.resetCounters()
         timeline.log("time passes: the access token has expired")
 
-        // 4. Many requests at once, through three kinds of code, all waiting for one refresh.
-        let closure = RefreshingRequestClosure<SpotifyAuthentication>(
-            // Tokens that live only seconds (--lifetime) legitimately need more refreshes than
-            // the default loop protection (5 in 30 s) allows.
-            refreshWindow: RefreshWindow(maximumRefreshes: max(5, Int(60 / options.lifetime) + 5), interval: 30),
-            // Only the Web API gets the token; the token endpoint authenticates the client itself.
-            requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true },
-            onEvent: { event in report(event) }
-        )
-        let provider = Provider(
-            baseURL: stub.baseURL, session: session,
-            requestClosure: closure.requestClosure { ProviderError.underlying($0) })
-        let tally = Tally()
-        let split = Split(total: options.requests)
-        timeline.log(
-            "firing \(options.requests) requests to /v1/me at once: \(split.provider) through a Moya-shaped "
-                + "provider, \(split.callbacks) with callbacks, \(split.async) with async/await")
-        await withTaskGroup(of: Void.self) { group in
-            for index in 0..<options.requests {
-                group.addTask {
-                    switch split.kind(of: index) {
-                    case .provider: await viaProvider(provider, tally: tally)
-                    case .callbacks: await viaCallbacks(closure, baseURL: stub.baseURL, session: session, tally: tally)
-                    case .async: await viaAsync(closure, baseURL: stub.baseURL, session: session, tally: tally)
-                    }
-                }
-            }
+        // 4. Many requests at once, all waiting for one refresh.
+        let tally: Tally
+        if options.processes > 1 {
+            tally = try await runWorkers(stub: stub, tokenFile: store.fileURL)
+        } else {
+            tally = await Burst(
+                closure: .walkthrough(client: client, store: store, lifetime: options.lifetime, timeline: timeline),
+                baseURL: stub.baseURL, session: session
+            ).run(requests: options.requests, timeline: timeline)
         }
 
         // 5. What happened, according to the server and to the clients.
-        let counters = stub.counters
-        let (statuses, errors) = tally.snapshot
-        timeline.log(
-            "all requests answered: "
-                + statuses.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", "))
-        for error in Set(errors).sorted().prefix(5) {
-            timeline.log("error: \(error)")
-        }
-        if options.rotate {
-            timeline.log("refresh-token reuse detected by the server: \(counters.reuseDetections)")
-        }
-        let refreshes = counters.refreshTokenGrants
-        let ok = statuses[200, default: 0]
-        var parts = ["\(options.requests) requests", "\(refreshes) \(refreshes == 1 ? "refresh" : "refreshes")"]
-        parts += statuses.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }
-        parts.append("\(errors.count) \(errors.count == 1 ? "error" : "errors")")
-        say(parts.joined(separator: " · "))
-        return ok == options.requests && errors.isEmpty && counters.reuseDetections == 0
+        return summarize(tally: tally, counters: stub.counters)
     }
 
     // MARK: - Steps
 
     /// The authorization-code flow: `/authorize` (consent is automatic), redirect, state check,
-    /// code exchange.
-    private func logIn(with accounts: SpotifyAccounts) async throws -> SpotifyAuthentication {
-        let state = UUID().uuidString
-        guard let url = accounts.authorizeURL(state: state) else {
+    /// code exchange with the PKCE verifier.
+    private func logIn(base: URL, client: TokenEndpointClient, session: URLSession) async throws -> OAuth2Token {
+        let example = SpotifyStub.Client.example
+        let authorization = AuthorizationRequest(
+            clientID: example.id, redirectURI: example.redirectURIs[0], scope: "user-read-private")
+        guard let url = authorization.url(base: base) else {
             throw ExampleError.authorization("cannot build the authorize URL")
         }
-        let (_, response) = try await accounts.session.data(for: URLRequest(url: url))
+        let (_, response) = try await session.data(for: URLRequest(url: url))
         guard let http = response as? HTTPURLResponse, http.statusCode == 302,
-            let location = http.value(forHTTPHeaderField: "Location"),
-            let redirect = URLComponents(string: location)
+            let location = http.value(forHTTPHeaderField: "Location")
         else {
             throw ExampleError.authorization("expected a redirect from /authorize")
         }
-        let query = Dictionary(
-            (redirect.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first })
-        guard query["state"] == state else {
-            throw ExampleError.authorization("the state in the redirect does not match: possible CSRF")
-        }
-        if let error = query["error"] {
-            throw ExampleError.authorization(error)
-        }
-        guard let code = query["code"], !code.isEmpty else {
-            throw ExampleError.authorization("the redirect carries no code")
-        }
-        let tokens = try await accounts.exchange(code: code)
-        return SpotifyAuthentication(tokens, previousRefreshToken: nil)
+        let code = try authorization.code(fromRedirect: location)
+        return try await client.exchange(
+            code: code, redirectURI: authorization.redirectURI, codeVerifier: authorization.codeVerifier)
     }
 
-    private func viaProvider(_ provider: Provider, tally: Tally) async {
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            provider.request(.me) { result in
-                switch result {
-                case .success(let status): tally.record(status: status)
-                case .failure(let error): tally.record(error: error)
-                }
-                done.resume()
+    /// `--processes K`: K copies of this program share the token file; each fires the requests.
+    private func runWorkers(stub: SpotifyStub, tokenFile: URL) async throws -> Tally {
+        let count = options.processes
+        timeline.log(
+            "starting \(count) processes that share \(tokenFile.lastPathComponent), "
+                + "\(options.requests) requests each")
+        let tally = Tally()
+        try await withThrowingTaskGroup(of: WorkerProcess.Outcome.self) { group in
+            for index in 1...count {
+                var arguments = ["--worker", stub.baseURL.absoluteString, tokenFile.path, String(index)]
+                arguments += ["--requests", String(options.requests), "--lifetime", String(options.lifetime)]
+                group.addTask { try await WorkerProcess.run(arguments: arguments) }
+            }
+            for try await outcome in group {
+                tally.merge(outcome.tally)
+                timeline.log("process \(outcome.index) finished: \(outcome.tally.line)")
             }
         }
+        return tally
     }
 
-    /// Code that predates async/await: a completion handler, then a data task.
-    private func viaCallbacks(
-        _ closure: RefreshingRequestClosure<SpotifyAuthentication>, baseURL: URL, session: URLSession, tally: Tally
-    ) async {
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            closure.authorize(URLRequest(url: baseURL.appendingPathComponent("v1/me"))) { result in
-                switch result {
-                case .failure(let error):
-                    tally.record(error: error)
-                    done.resume()
-                case .success(let signed):
-                    session.dataTask(with: signed) { _, response, error in
-                        if let error {
-                            tally.record(error: error)
-                        } else {
-                            tally.record(status: (response as? HTTPURLResponse)?.statusCode ?? 0)
-                        }
-                        done.resume()
-                    }.resume()
-                }
-            }
+    private func summarize(tally: Tally, counters: Counters) -> Bool {
+        let (statuses, errors) = tally.snapshot
+        timeline.log("all requests answered: \(Tally.statusList(statuses).joined(separator: ", "))")
+        for error in Set(errors).sorted().prefix(5) {
+            timeline.log("error: \(error)")
         }
-    }
-
-    private func viaAsync(
-        _ closure: RefreshingRequestClosure<SpotifyAuthentication>, baseURL: URL, session: URLSession, tally: Tally
-    ) async {
-        do {
-            let signed = try await closure.authorize(URLRequest(url: baseURL.appendingPathComponent("v1/me")))
-            let (_, response) = try await session.data(for: signed)
-            tally.record(status: (response as? HTTPURLResponse)?.statusCode ?? 0)
-        } catch {
-            tally.record(error: error)
+        let refreshes = counters.refreshTokenGrants
+        let total = statuses.values.reduce(0, +) + errors.count
+        var parts: [String] = []
+        if options.processes > 1 { parts.append("\(options.processes) processes") }
+        parts += ["\(total) requests", "\(refreshes) \(refreshes == 1 ? "refresh" : "refreshes")"]
+        parts += Tally.statusList(statuses)
+        parts.append("\(errors.count) \(errors.count == 1 ? "error" : "errors")")
+        if options.rotate || options.processes > 1 {
+            let reuses = counters.reuseDetections
+            parts.append("\(reuses) reuse \(reuses == 1 ? "detection" : "detections")")
         }
-    }
-
-    /// Turns the closure's events into timeline lines. Events never contain a token.
-    private func report(_ event: RefreshEvent) {
-        switch event {
-        case .refreshStarted:
-            timeline.log("refresh started; requests wait behind it")
-        case .refreshSucceeded(let duration):
-            timeline.log("refresh succeeded in \(Int((duration * 1000).rounded())) ms")
-        case .requestsResumed(let waiting):
-            timeline.log("queue resumed: \(waiting) waiting \(waiting == 1 ? "request" : "requests") go out")
-        case .refreshFailed, .refreshTimedOut, .refreshRefused, .lateRefreshAdopted:
-            timeline.log(event.description)
-        case .authenticationLoaded, .requestWaiting:
-            break
-        }
+        say(parts.joined(separator: " · "))
+        return statuses[200, default: 0] == options.requests * options.processes && errors.isEmpty
+            && counters.reuseDetections == 0
     }
 
     // MARK: - Serve only
@@ -245,53 +178,53 @@ struct Walkthrough {
     }
 }
 
-/// How the requests are shared among the three kinds of code.
-struct Split: Sendable {
-    enum Kind { case provider, callbacks, async }
-
-    let total: Int
-
-    func kind(of index: Int) -> Kind {
-        switch index % 3 {
-        case 0: return .provider
-        case 1: return .callbacks
-        default: return .async
-        }
-    }
-
-    var provider: Int { (total + 2) / 3 }
-    var callbacks: Int { (total + 1) / 3 }
-    var async: Int { total / 3 }
-}
-
-/// Refuses redirects, so that the walkthrough can read `/authorize`'s answer itself, and
-/// authentication challenges, which it answers itself.
-final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
-    /// On Linux, URLSession never completes a request answered `401` with
-    /// `WWW-Authenticate: Basic` (as a token endpoint answers a bad client secret) unless the
-    /// delegate settles the challenge; cancelling it ends the request with `URLError.cancelled`.
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
-    ) {
-        completionHandler(.cancelAuthenticationChallenge, nil)
-    }
-
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
+extension TokenEndpointClient {
+    /// The stub's example client.
+    static func example(baseURL: URL, session: URLSession) -> TokenEndpointClient {
+        let example = SpotifyStub.Client.example
+        return TokenEndpointClient(
+            tokenURL: baseURL.appendingPathComponent("api/token"), clientID: example.id,
+            clientSecret: example.secret, session: session)
     }
 }
 
-extension URLSessionConfiguration {
-    /// Ephemeral (nothing cached or stored), enough connections for the burst, short timeouts.
-    static func walkthrough(concurrency: Int) -> URLSessionConfiguration {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpMaximumConnectionsPerHost = max(1, concurrency)
-        configuration.timeoutIntervalForRequest = 15
-        return configuration
+extension RefreshingRequestClosure where Authentication == OAuth2Authentication {
+    /// The closure every part of the walkthrough uses: the built-in OAuth 2.0 authentication,
+    /// tokens in the shared file, only the Web API signed.
+    static func walkthrough(
+        client: TokenEndpointClient, store: FileAuthenticationStore<OAuth2Token>, lifetime: TimeInterval,
+        timeline: Timeline?
+    ) -> RefreshingRequestClosure<OAuth2Authentication> {
+        RefreshingRequestClosure(
+            client: client, store: store,
+            // Tokens that live only seconds (--lifetime) legitimately need more refreshes than
+            // the default loop protection (5 in 30 s) allows.
+            refreshWindow: RefreshWindow(maximumRefreshes: max(5, Int(60 / lifetime) + 5), interval: 30),
+            // Only the Web API gets the token; the token endpoint authenticates the client itself.
+            requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true },
+            onEvent: { event in timeline?.report(event) },
+            onReauthenticationRequired: { _ in
+                timeline?.log("the refresh token was refused: the user must log in again")
+            }
+        )
+    }
+}
+
+extension OAuth2Token {
+    /// The same token as if its lifetime had passed.
+    var expired: OAuth2Token {
+        var token = self
+        let lifetime = token.lifetime ?? 0
+        token.issuedAt = Date().addingTimeInterval(-lifetime - 1)
+        token.expiresAt = Date().addingTimeInterval(-1)
+        return token
+    }
+}
+
+extension FileAuthenticationStore {
+    /// The token file's permission bits, for the walkthrough to show.
+    var permissions: Int? {
+        (try? FileManager.default.attributesOfItem(atPath: fileURL.path)[.posixPermissions]) as? Int
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import RefreshQueue
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)

@@ -32,6 +32,10 @@ public enum RefreshEvent: Sendable {
 
     /// A refresh was refused because too many happened recently.
     case refreshRefused(RefreshQueueError)
+
+    /// A refreshed authentication could not be saved to its store; it is still used from memory.
+    /// The text names the error only by type and code.
+    case saveFailed(String)
 }
 
 extension RefreshEvent: CustomStringConvertible {
@@ -56,6 +60,8 @@ extension RefreshEvent: CustomStringConvertible {
             return "queue resumed (\(waiting) queued)"
         case .refreshRefused(let error):
             return "refresh refused: \(error)"
+        case .saveFailed(let reason):
+            return "saving the refreshed authentication failed (\(reason))"
         }
     }
 

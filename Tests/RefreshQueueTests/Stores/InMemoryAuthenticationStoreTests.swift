@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import RefreshQueue
+import TestSupport
 import Testing
 
 @Suite("InMemoryAuthenticationStore")

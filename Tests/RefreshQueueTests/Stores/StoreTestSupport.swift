@@ -1,5 +1,6 @@
 import Foundation
 import RefreshQueue
+import TestSupport
 
 #if canImport(Darwin)
 import Darwin

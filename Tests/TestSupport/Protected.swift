@@ -1,19 +1,19 @@
 import Foundation
 
 /// Test-only shared state behind a lock (NSLock keeps the tests buildable on every Apple target).
-final class Protected<Value>: @unchecked Sendable {
+public final class Protected<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value
 
-    init(_ value: Value) {
+    public init(_ value: Value) {
         self.value = value
     }
 
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)
     }
 
-    var current: Value { withLock { $0 } }
+    public var current: Value { withLock { $0 } }
 }

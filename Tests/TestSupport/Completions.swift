@@ -1,5 +1,4 @@
 import Foundation
-import RefreshQueue
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -7,18 +6,20 @@ import FoundationNetworking
 #endif
 
 /// Collects completions by index, records any index completed twice, and lets a test await a count.
-final class Completions<Value: Sendable>: Sendable {
+public final class Completions<Value: Sendable>: Sendable {
     private struct State {
-        var results: [Int: Value] = [:]
-        var order: [Int] = []
-        var duplicates: [Int] = []
+        public var results: [Int: Value] = [:]
+        public var order: [Int] = []
+        public var duplicates: [Int] = []
         var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     private let state = Protected(State())
 
+    public init() {}
+
     /// Records the completion of request `index`.
-    func record(_ index: Int, _ value: Value) {
+    public func record(_ index: Int, _ value: Value) {
         let ready: [CheckedContinuation<Void, Never>] = state.withLock { state in
             if state.results[index] != nil {
                 state.duplicates.append(index)
@@ -36,7 +37,8 @@ final class Completions<Value: Sendable>: Sendable {
 
     /// Waits until `count` distinct completions arrived; fails the test after `timeout` seconds.
     @discardableResult
-    func wait(for count: Int, timeout: TimeInterval = 60, sourceLocation: SourceLocation = #_sourceLocation) async
+    public func wait(for count: Int, timeout: TimeInterval = 60, sourceLocation: SourceLocation = #_sourceLocation)
+        async
         -> Bool
     {
         let arrived = await withTaskGroup(of: Bool.self) { group in
@@ -73,8 +75,8 @@ final class Completions<Value: Sendable>: Sendable {
         return arrived
     }
 
-    var count: Int { state.withLock { $0.results.count } }
-    var results: [Int: Value] { state.withLock { $0.results } }
-    var order: [Int] { state.withLock { $0.order } }
-    var duplicates: [Int] { state.withLock { $0.duplicates } }
+    public var count: Int { state.withLock { $0.results.count } }
+    public var results: [Int: Value] { state.withLock { $0.results } }
+    public var order: [Int] { state.withLock { $0.order } }
+    public var duplicates: [Int] { state.withLock { $0.duplicates } }
 }

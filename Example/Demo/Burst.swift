@@ -1,0 +1,154 @@
+import Foundation
+import RefreshQueue
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Fires many requests to `/v1/me` at once through three kinds of code: a Moya-shaped provider,
+/// completion handlers, and async/await.
+struct Burst {
+    let closure: RefreshingRequestClosure<OAuth2Authentication>
+    let baseURL: URL
+    let session: URLSession
+
+    func run(requests: Int, timeline: Timeline?) async -> Tally {
+        let provider = Provider(
+            baseURL: baseURL, session: session,
+            requestClosure: closure.requestClosure { ProviderError.underlying($0) })
+        let tally = Tally()
+        let split = Split(total: requests)
+        timeline?.log(
+            "firing \(requests) requests to /v1/me at once: \(split.provider) through a Moya-shaped "
+                + "provider, \(split.callbacks) with callbacks, \(split.async) with async/await")
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<requests {
+                group.addTask {
+                    switch split.kind(of: index) {
+                    case .provider: await viaProvider(provider, tally: tally)
+                    case .callbacks: await viaCallbacks(tally: tally)
+                    case .async: await viaAsync(tally: tally)
+                    }
+                }
+            }
+        }
+        return tally
+    }
+
+    /// A worker process of `--processes`: the same burst against the parent's server and token
+    /// file; its result goes to the parent as one line on standard output.
+    static func runWorker(_ worker: Options.Worker, requests: Int, lifetime: TimeInterval) async -> Bool {
+        let session = URLSession.walkthrough(concurrency: min(requests, 64))
+        defer { session.invalidateAndCancel() }
+        do {
+            let store = try FileAuthenticationStore<OAuth2Token>(fileURL: worker.tokenFile)
+            let client = TokenEndpointClient.example(baseURL: worker.baseURL, session: session)
+            let burst = Burst(
+                closure: .walkthrough(client: client, store: store, lifetime: lifetime, timeline: nil),
+                baseURL: worker.baseURL, session: session)
+            let tally = await burst.run(requests: requests, timeline: nil)
+            say(WorkerProcess.resultLine(index: worker.index, tally: tally))
+            return tally.snapshot.errors.isEmpty
+        } catch {
+            say("error: \(error)")
+            return false
+        }
+    }
+
+    private func viaProvider(_ provider: Provider, tally: Tally) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            provider.request(.me) { result in
+                switch result {
+                case .success(let status): tally.record(status: status)
+                case .failure(let error): tally.record(error: error)
+                }
+                done.resume()
+            }
+        }
+    }
+
+    /// Code that predates async/await: a completion handler, then a data task.
+    private func viaCallbacks(tally: Tally) async {
+        let session = self.session
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            closure.authorize(URLRequest(url: baseURL.appendingPathComponent("v1/me"))) { result in
+                switch result {
+                case .failure(let error):
+                    tally.record(error: error)
+                    done.resume()
+                case .success(let signed):
+                    session.dataTask(with: signed) { _, response, error in
+                        if let error {
+                            tally.record(error: error)
+                        } else {
+                            tally.record(status: (response as? HTTPURLResponse)?.statusCode ?? 0)
+                        }
+                        done.resume()
+                    }.resume()
+                }
+            }
+        }
+    }
+
+    /// async/await with the URLSession adapter: one retry should a token expire in flight.
+    private func viaAsync(tally: Tally) async {
+        do {
+            let request = URLRequest(url: baseURL.appendingPathComponent("v1/me"))
+            let (_, response) = try await closure.data(for: request, using: session)
+            tally.record(status: (response as? HTTPURLResponse)?.statusCode ?? 0)
+        } catch {
+            tally.record(error: error)
+        }
+    }
+}
+
+/// How the requests are shared among the three kinds of code.
+struct Split: Sendable {
+    enum Kind { case provider, callbacks, async }
+
+    let total: Int
+
+    func kind(of index: Int) -> Kind {
+        switch index % 3 {
+        case 0: return .provider
+        case 1: return .callbacks
+        default: return .async
+        }
+    }
+
+    var provider: Int { (total + 2) / 3 }
+    var callbacks: Int { (total + 1) / 3 }
+    var async: Int { total / 3 }
+}
+
+extension URLSession {
+    /// Ephemeral (nothing cached or stored), enough connections for the burst, short timeouts,
+    /// redirects and authentication challenges left to the walkthrough.
+    static func walkthrough(concurrency: Int) -> URLSession {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = max(1, concurrency)
+        configuration.timeoutIntervalForRequest = 15
+        return URLSession(configuration: configuration, delegate: WalkthroughSessionDelegate(), delegateQueue: nil)
+    }
+}
+
+/// Refuses redirects, so that the walkthrough can read `/authorize`'s answer itself, and
+/// authentication challenges.
+final class WalkthroughSessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
+    /// On Linux, URLSession never completes a request answered `401` with
+    /// `WWW-Authenticate: Basic` (as a token endpoint answers a bad client secret) unless the
+    /// delegate settles the challenge.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        completionHandler(.rejectProtectionSpace, nil)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+/// A child process started by `--processes`: this same program in `--worker` mode.
+enum WorkerProcess {
+    struct Outcome: Sendable {
+        let index: Int
+        let tally: Tally
+    }
+
+    /// Runs the worker to its end and reads the result line it prints.
+    static func run(arguments: [String]) async throws -> Outcome {
+        #if os(macOS) || os(Linux)
+        let process = Process()
+        process.executableURL = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        let finished = Completion()
+        process.terminationHandler = { _ in finished.signal() }
+        try process.run()
+        // Read while it runs, so a full pipe can never block the child.
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        await finished.wait()
+        let text = String(decoding: data, as: UTF8.self)
+        guard let outcome = parse(text) else {
+            throw ExampleError.worker("exit status \(process.terminationStatus): \(text.suffix(300))")
+        }
+        return outcome
+        #else
+        throw ExampleError.worker("child processes are not available on this platform")
+        #endif
+    }
+
+    /// `result <index> <status>=<count>… errors=<count> <first error>`: what a worker tells the parent.
+    static func resultLine(index: Int, tally: Tally) -> String {
+        let (statuses, errors) = tally.snapshot
+        let counts = statuses.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        return (["result", String(index)] + counts + ["errors=\(errors.count)"] + errors.prefix(1)).joined(
+            separator: " ")
+    }
+
+    private static func parse(_ output: String) -> Outcome? {
+        guard let line = output.split(separator: "\n").last(where: { $0.hasPrefix("result ") }) else { return nil }
+        let fields = line.split(separator: " ").map(String.init)
+        guard fields.count >= 3, let index = Int(fields[1]) else { return nil }
+        let tally = Tally()
+        var errorCount = 0
+        for field in fields.dropFirst(2) {
+            let pair = field.split(separator: "=", maxSplits: 1).map(String.init)
+            guard pair.count == 2, let count = Int(pair[1]) else { continue }
+            if pair[0] == "errors" {
+                errorCount = count
+            } else if let status = Int(pair[0]) {
+                for _ in 0..<count { tally.record(status: status) }
+            }
+        }
+        let firstError = fields.drop { !$0.hasPrefix("errors=") }.dropFirst().joined(separator: " ")
+        for _ in 0..<errorCount {
+            tally.record(errorText: firstError.isEmpty ? "error in process \(index)" : firstError)
+        }
+        return Outcome(index: index, tally: tally)
+    }
+}
+
+/// A one-shot signal that an `async` caller can wait for.
+final class Completion: @unchecked Sendable {
+    private let lock = NSLock()
+    private var signalled = false
+    private var waiter: CheckedContinuation<Void, Never>?
+
+    func signal() {
+        lock.lock()
+        signalled = true
+        let waiter = self.waiter
+        self.waiter = nil
+        lock.unlock()
+        waiter?.resume()
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            lock.lock()
+            if signalled {
+                lock.unlock()
+                continuation.resume()
+            } else {
+                waiter = continuation
+                lock.unlock()
+            }
+        }
+    }
+}

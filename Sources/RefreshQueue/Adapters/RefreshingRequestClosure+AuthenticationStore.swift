@@ -1,0 +1,69 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension RefreshingRequestClosure {
+    /// A closure that loads the authentication from `store` when it holds none, and saves it
+    /// after every refresh.
+    ///
+    /// ```swift
+    /// let store = InMemoryAuthenticationStore<MyAuthentication>(loggedInValue)
+    /// let authentication = RefreshingRequestClosure(store: store)
+    /// ```
+    ///
+    /// A refresh that fails because the user must log in again (an error whose
+    /// ``ReauthenticationRequiring/requiresReauthentication`` is `true`, such as `invalid_grant`)
+    /// removes the stored authentication and calls `onReauthenticationRequired` once for that
+    /// failure. The other parameters are those of ``init(refreshTimeout:refreshWindow:scheme:missingAuthentication:requiresAuthentication:find:onEvent:clock:)``.
+    public convenience init<Store: AuthenticationStore>(
+        store: Store,
+        refreshTimeout: TimeInterval = 30,
+        refreshWindow: RefreshWindow = .default,
+        scheme: AuthorizationScheme = .bearer,
+        missingAuthentication: MissingAuthenticationPolicy = .fail,
+        requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool = { _ in true },
+        onReauthenticationRequired: (@Sendable (any Error) -> Void)? = nil,
+        onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
+        clock: @escaping @Sendable () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }
+    ) where Store.Value == Authentication {
+        let refresh = StoreBackedRefresh<Authentication>(
+            load: { store.load() }, save: { try store.save($0) }, remove: { try store.remove() }, lock: nil,
+            timeout: refreshTimeout, onReauthenticationRequired: onReauthenticationRequired,
+            onSaveFailure: { onEvent?(.saveFailed(RefreshQueueError.summary(of: $0))) })
+        self.init(
+            refreshTimeout: refreshTimeout, refreshWindow: refreshWindow, scheme: scheme,
+            missingAuthentication: missingAuthentication, requiresAuthentication: requiresAuthentication,
+            find: { store.load() }, refresh: refresh.refresh, onEvent: onEvent, clock: clock)
+    }
+
+    /// A closure that shares `store` with other processes (an app and its extensions, several
+    /// command-line runs, server workers) and refreshes at most once across all of them.
+    ///
+    /// Each refresh takes the store's lock (waiting at most `refreshTimeout`), loads what is stored,
+    /// adopts it if another process refreshed meanwhile, and otherwise refreshes and saves under
+    /// the lock. With a rotating refresh token, two processes refreshing at once would make the
+    /// server revoke the whole token family (RFC 9700 §4.14.2); this prevents it.
+    public convenience init<Store: CoordinatedAuthenticationStore>(
+        store: Store,
+        refreshTimeout: TimeInterval = 30,
+        refreshWindow: RefreshWindow = .default,
+        scheme: AuthorizationScheme = .bearer,
+        missingAuthentication: MissingAuthenticationPolicy = .fail,
+        requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool = { _ in true },
+        onReauthenticationRequired: (@Sendable (any Error) -> Void)? = nil,
+        onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
+        clock: @escaping @Sendable () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }
+    ) where Store.Value == Authentication {
+        let refresh = StoreBackedRefresh<Authentication>(
+            load: { store.load() }, save: { try store.save($0) }, remove: { try store.remove() },
+            lock: { try store.lock(timeout: $0) }, timeout: refreshTimeout,
+            onReauthenticationRequired: onReauthenticationRequired,
+            onSaveFailure: { onEvent?(.saveFailed(RefreshQueueError.summary(of: $0))) })
+        self.init(
+            refreshTimeout: refreshTimeout, refreshWindow: refreshWindow, scheme: scheme,
+            missingAuthentication: missingAuthentication, requiresAuthentication: requiresAuthentication,
+            find: { store.load() }, refresh: refresh.refresh, onEvent: onEvent, clock: clock)
+    }
+}

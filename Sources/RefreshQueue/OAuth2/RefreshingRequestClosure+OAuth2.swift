@@ -1,0 +1,69 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension RefreshingRequestClosure where Authentication == OAuth2Authentication {
+    /// OAuth 2.0 with nothing to write yourself: tokens from `store`, refreshed by `client`.
+    ///
+    /// ```swift
+    /// let client = TokenEndpointClient(tokenURL: tokenURL, clientID: "id", clientSecret: "secret")
+    /// let store = try FileAuthenticationStore<OAuth2Token>(fileURL: tokenFileURL)
+    /// let authentication = RefreshingRequestClosure(client: client, store: store) { _ in showLogin() }
+    /// let (data, response) = try await authentication.data(for: URLRequest(url: meURL), using: .shared)
+    /// ```
+    ///
+    /// The store is shared safely with other processes: each refresh happens under the store's
+    /// lock, and a token another process refreshed meanwhile is adopted instead of refreshed again.
+    /// When the refresh token is refused (`invalid_grant`), the stored token is removed and
+    /// `onReauthenticationRequired` is called once for that failure.
+    public convenience init<Store: CoordinatedAuthenticationStore>(
+        client: TokenEndpointClient,
+        store: Store,
+        leeway: TokenLeeway = .default,
+        refreshTimeout: TimeInterval = 30,
+        refreshWindow: RefreshWindow = .default,
+        requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool = { _ in true },
+        onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
+        onReauthenticationRequired: (@Sendable (any Error) -> Void)? = nil
+    ) where Store.Value == OAuth2Token {
+        let load: @Sendable () -> OAuth2Authentication? = {
+            store.load().map { OAuth2Authentication(token: $0, client: client, leeway: leeway) }
+        }
+        let refresh = StoreBackedRefresh<OAuth2Authentication>(
+            load: load, save: { try store.save($0.token) }, remove: { try store.remove() },
+            lock: { try store.lock(timeout: $0) }, timeout: refreshTimeout,
+            onReauthenticationRequired: onReauthenticationRequired,
+            onSaveFailure: { onEvent?(.saveFailed(RefreshQueueError.summary(of: $0))) })
+        self.init(
+            refreshTimeout: refreshTimeout, refreshWindow: refreshWindow, scheme: .bearer, missingAuthentication: .fail,
+            requiresAuthentication: requiresAuthentication, find: load, refresh: refresh.refresh, onEvent: onEvent,
+            clock: { ProcessInfo.processInfo.systemUptime })
+    }
+
+    /// OAuth 2.0 with tokens from a store that only this process uses (an
+    /// ``InMemoryAuthenticationStore``, say); see the other initializer.
+    public convenience init<Store: AuthenticationStore>(
+        client: TokenEndpointClient,
+        store: Store,
+        leeway: TokenLeeway = .default,
+        refreshTimeout: TimeInterval = 30,
+        refreshWindow: RefreshWindow = .default,
+        requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool = { _ in true },
+        onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
+        onReauthenticationRequired: (@Sendable (any Error) -> Void)? = nil
+    ) where Store.Value == OAuth2Token {
+        let load: @Sendable () -> OAuth2Authentication? = {
+            store.load().map { OAuth2Authentication(token: $0, client: client, leeway: leeway) }
+        }
+        let refresh = StoreBackedRefresh<OAuth2Authentication>(
+            load: load, save: { try store.save($0.token) }, remove: { try store.remove() }, lock: nil,
+            timeout: refreshTimeout, onReauthenticationRequired: onReauthenticationRequired,
+            onSaveFailure: { onEvent?(.saveFailed(RefreshQueueError.summary(of: $0))) })
+        self.init(
+            refreshTimeout: refreshTimeout, refreshWindow: refreshWindow, scheme: .bearer, missingAuthentication: .fail,
+            requiresAuthentication: requiresAuthentication, find: load, refresh: refresh.refresh, onEvent: onEvent,
+            clock: { ProcessInfo.processInfo.systemUptime })
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import RefreshQueue
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// An error that says the user must log in again, like OAuth 2.0 `invalid_grant`.
+struct GrantRevoked: ReauthenticationRequiring {
+    var requiresReauthentication: Bool { true }
+}
+
+@Suite("RefreshingRequestClosure built from a store")
+struct StoreBackedClosureTests {
+    typealias Results = Completions<Result<URLRequest, any Error>>
+
+    @Test func itLoadsFromTheStoreAndSavesEveryRefresh() async throws {
+        let service = TokenService()
+        let store = InMemoryAuthenticationStore(service.authentication("expired", stale: true))
+        let closure = Closure(store: store)
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
+        #expect(store.load()?.accessToken == "token-1")
+        #expect(service.refreshCount == 1)
+    }
+
+    @Test func aTokenAnotherProcessRefreshedMeanwhileIsAdoptedInsteadOfRefreshedAgain() async throws {
+        let service = TokenService()
+        // The first load (find) sees the expired token; by the time the refresh looks again,
+        // another process has saved a fresh one.
+        let store = ScriptedStore([
+            service.authentication("expired", stale: true), service.authentication("from-another-process"),
+        ])
+        let closure = Closure(store: store)
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer from-another-process")
+        #expect(service.refreshCount == 0)
+    }
+
+    @Test func invalidGrantRemovesTheStoredAuthenticationAndCallsTheHandlerOnce() async {
+        let service = TokenService(behavior: .hold)
+        let store = InMemoryAuthenticationStore(service.authentication("expired", stale: true))
+        let handlerCalls = Protected(0)
+        let closure = Closure(store: store, onReauthenticationRequired: { _ in handlerCalls.withLock { $0 += 1 } })
+        let results = Results()
+        closure.authorizeConcurrently(500, into: results)
+        await service.started.wait(for: 1)
+        service.completePending(with: .failure(GrantRevoked()))
+        await results.wait(for: 500)
+        #expect(handlerCalls.current == 1)
+        #expect(store.load() == nil)
+        #expect(results.results.values.allSatisfy { $0.refreshQueueError?.requiresReauthentication == true })
+    }
+}
+
+/// A store whose loads return the given values in turn (the last one from then on).
+final class ScriptedStore: AuthenticationStore, Sendable {
+    private let values: Protected<[FakeAuthentication]>
+
+    init(_ values: [FakeAuthentication]) {
+        self.values = Protected(values)
+    }
+
+    func load() -> FakeAuthentication? {
+        values.withLock { values in values.count > 1 ? values.removeFirst() : values.first }
+    }
+
+    func save(_ value: FakeAuthentication) throws {
+        values.withLock { $0 = [value] }
+    }
+
+    func remove() throws {
+        values.withLock { $0 = [] }
+    }
+}
