@@ -28,6 +28,12 @@ let package = Package(
             dependencies: ["RefreshQueue", "SpotifyStub"],
             path: "Example/Demo"
         ),
+        // Ratios against baselines measured in the same run: `swift run -c release Benchmarks`.
+        .executableTarget(
+            name: "Benchmarks",
+            dependencies: ["RefreshQueue", "SpotifyStub"],
+            path: "Benchmarks"
+        ),
         // Test traits shared by both test targets.
         .target(
             name: "TestSupport",
