@@ -28,14 +28,13 @@ extension RefreshingRequestClosure {
         onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
         clock: @escaping @Sendable () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }
     ) where Store.Value == Authentication {
-        let refresh = StoreBackedRefresh<Authentication>(
-            load: { store.load() }, save: { try store.save($0) }, remove: { try store.remove() }, lock: nil,
-            timeout: refreshTimeout, onReauthenticationRequired: onReauthenticationRequired,
-            onSaveFailure: { onEvent?(.saveFailed(RefreshQueueError.summary(of: $0))) })
         self.init(
             refreshTimeout: refreshTimeout, refreshWindow: refreshWindow, scheme: scheme,
             missingAuthentication: missingAuthentication, requiresAuthentication: requiresAuthentication,
-            find: { store.load() }, refresh: refresh.refresh, onEvent: onEvent, clock: clock)
+            through: StoreBackedRefresh(
+                store: store, decode: { $0 }, encode: { $0 }, timeout: refreshTimeout,
+                onReauthenticationRequired: onReauthenticationRequired, onEvent: onEvent),
+            onEvent: onEvent, clock: clock)
     }
 
     /// A closure that shares `store` with other processes (an app and its extensions, several
@@ -56,14 +55,29 @@ extension RefreshingRequestClosure {
         onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
         clock: @escaping @Sendable () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }
     ) where Store.Value == Authentication {
-        let refresh = StoreBackedRefresh<Authentication>(
-            load: { store.load() }, save: { try store.save($0) }, remove: { try store.remove() },
-            lock: { try store.lock(timeout: $0) }, timeout: refreshTimeout,
-            onReauthenticationRequired: onReauthenticationRequired,
-            onSaveFailure: { onEvent?(.saveFailed(RefreshQueueError.summary(of: $0))) })
         self.init(
             refreshTimeout: refreshTimeout, refreshWindow: refreshWindow, scheme: scheme,
             missingAuthentication: missingAuthentication, requiresAuthentication: requiresAuthentication,
-            find: { store.load() }, refresh: refresh.refresh, onEvent: onEvent, clock: clock)
+            through: StoreBackedRefresh(
+                coordinatedStore: store, decode: { $0 }, encode: { $0 }, timeout: refreshTimeout,
+                onReauthenticationRequired: onReauthenticationRequired, onEvent: onEvent),
+            onEvent: onEvent, clock: clock)
+    }
+
+    /// A closure that loads and refreshes through `storeRefresh`.
+    convenience init(
+        refreshTimeout: TimeInterval,
+        refreshWindow: RefreshWindow,
+        scheme: AuthorizationScheme,
+        missingAuthentication: MissingAuthenticationPolicy,
+        requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool,
+        through storeRefresh: StoreBackedRefresh<Authentication>,
+        onEvent: (@Sendable (RefreshEvent) -> Void)?,
+        clock: @escaping @Sendable () -> TimeInterval
+    ) {
+        self.init(
+            refreshTimeout: refreshTimeout, refreshWindow: refreshWindow, scheme: scheme,
+            missingAuthentication: missingAuthentication, requiresAuthentication: requiresAuthentication,
+            find: storeRefresh.load, refresh: storeRefresh.refresh, onEvent: onEvent, clock: clock)
     }
 }

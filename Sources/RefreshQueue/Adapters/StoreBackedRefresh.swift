@@ -19,10 +19,44 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
     let save: @Sendable (Authentication) throws -> Void
     let remove: @Sendable () throws -> Void
     /// Takes the store's cross-process lock; `nil` for a store that has none.
-    let lock: (@Sendable (TimeInterval) throws -> any AuthenticationStoreLock)?
+    var lock: (@Sendable (TimeInterval) throws -> any AuthenticationStoreLock)?
     let timeout: TimeInterval
     let onReauthenticationRequired: (@Sendable (any Error) -> Void)?
     let onSaveFailure: @Sendable (any Error) -> Void
+
+    /// Refreshes through `store`, whose values `decode` turns into authentications and `encode`
+    /// back; save failures are reported as ``RefreshEvent/saveFailed(_:)``.
+    init<Store: AuthenticationStore>(
+        store: Store,
+        decode: @escaping @Sendable (Store.Value) -> Authentication,
+        encode: @escaping @Sendable (Authentication) -> Store.Value,
+        timeout: TimeInterval,
+        onReauthenticationRequired: (@Sendable (any Error) -> Void)?,
+        onEvent: (@Sendable (RefreshEvent) -> Void)?
+    ) {
+        load = { store.load().map(decode) }
+        save = { try store.save(encode($0)) }
+        remove = { try store.remove() }
+        lock = nil
+        self.timeout = timeout
+        self.onReauthenticationRequired = onReauthenticationRequired
+        onSaveFailure = { onEvent?(.saveFailed(RefreshQueueError.summary(of: $0))) }
+    }
+
+    /// The same, under the lock that `store` shares with other processes.
+    init<Store: CoordinatedAuthenticationStore>(
+        coordinatedStore store: Store,
+        decode: @escaping @Sendable (Store.Value) -> Authentication,
+        encode: @escaping @Sendable (Authentication) -> Store.Value,
+        timeout: TimeInterval,
+        onReauthenticationRequired: (@Sendable (any Error) -> Void)?,
+        onEvent: (@Sendable (RefreshEvent) -> Void)?
+    ) {
+        self.init(
+            store: store, decode: decode, encode: encode, timeout: timeout,
+            onReauthenticationRequired: onReauthenticationRequired, onEvent: onEvent)
+        lock = { try store.lock(timeout: $0) }
+    }
 
     /// Refreshes `held` as described above.
     func refresh(_ held: Authentication) -> Future<Authentication> {

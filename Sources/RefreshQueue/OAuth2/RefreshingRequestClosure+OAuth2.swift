@@ -28,18 +28,14 @@ extension RefreshingRequestClosure where Authentication == OAuth2Authentication 
         onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
         onReauthenticationRequired: (@Sendable (any Error) -> Void)? = nil
     ) where Store.Value == OAuth2Token {
-        let load: @Sendable () -> OAuth2Authentication? = {
-            store.load().map { OAuth2Authentication(token: $0, client: client, leeway: leeway) }
-        }
-        let refresh = StoreBackedRefresh<OAuth2Authentication>(
-            load: load, save: { try store.save($0.token) }, remove: { try store.remove() },
-            lock: { try store.lock(timeout: $0) }, timeout: refreshTimeout,
-            onReauthenticationRequired: onReauthenticationRequired,
-            onSaveFailure: { onEvent?(.saveFailed(RefreshQueueError.summary(of: $0))) })
         self.init(
             refreshTimeout: refreshTimeout, refreshWindow: refreshWindow, scheme: .bearer, missingAuthentication: .fail,
-            requiresAuthentication: requiresAuthentication, find: load, refresh: refresh.refresh, onEvent: onEvent,
-            clock: { ProcessInfo.processInfo.systemUptime })
+            requiresAuthentication: requiresAuthentication,
+            through: StoreBackedRefresh(
+                coordinatedStore: store, decode: { OAuth2Authentication(token: $0, client: client, leeway: leeway) },
+                encode: \.token, timeout: refreshTimeout, onReauthenticationRequired: onReauthenticationRequired,
+                onEvent: onEvent),
+            onEvent: onEvent, clock: { ProcessInfo.processInfo.systemUptime })
     }
 
     /// OAuth 2.0 with tokens from a store that only this process uses (an
@@ -54,16 +50,13 @@ extension RefreshingRequestClosure where Authentication == OAuth2Authentication 
         onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
         onReauthenticationRequired: (@Sendable (any Error) -> Void)? = nil
     ) where Store.Value == OAuth2Token {
-        let load: @Sendable () -> OAuth2Authentication? = {
-            store.load().map { OAuth2Authentication(token: $0, client: client, leeway: leeway) }
-        }
-        let refresh = StoreBackedRefresh<OAuth2Authentication>(
-            load: load, save: { try store.save($0.token) }, remove: { try store.remove() }, lock: nil,
-            timeout: refreshTimeout, onReauthenticationRequired: onReauthenticationRequired,
-            onSaveFailure: { onEvent?(.saveFailed(RefreshQueueError.summary(of: $0))) })
         self.init(
             refreshTimeout: refreshTimeout, refreshWindow: refreshWindow, scheme: .bearer, missingAuthentication: .fail,
-            requiresAuthentication: requiresAuthentication, find: load, refresh: refresh.refresh, onEvent: onEvent,
-            clock: { ProcessInfo.processInfo.systemUptime })
+            requiresAuthentication: requiresAuthentication,
+            through: StoreBackedRefresh(
+                store: store, decode: { OAuth2Authentication(token: $0, client: client, leeway: leeway) },
+                encode: \.token, timeout: refreshTimeout, onReauthenticationRequired: onReauthenticationRequired,
+                onEvent: onEvent),
+            onEvent: onEvent, clock: { ProcessInfo.processInfo.systemUptime })
     }
 }
