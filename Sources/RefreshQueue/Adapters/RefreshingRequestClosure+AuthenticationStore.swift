@@ -13,6 +13,13 @@ extension RefreshingRequestClosure {
     /// let authentication = RefreshingRequestClosure(store: store)
     /// ```
     ///
+    /// A store shared with other processes (a ``CoordinatedAuthenticationStore`` such as
+    /// ``FileAuthenticationStore``) is refreshed at most once across all of them: each refresh
+    /// takes the store's lock (waiting at most `refreshTimeout`), loads what is stored, adopts it
+    /// if another process refreshed meanwhile, and otherwise refreshes and saves under the lock.
+    /// With a rotating refresh token, two processes refreshing at once would make the server
+    /// revoke the whole token family (RFC 9700 §4.14.2); this prevents it.
+    ///
     /// A refresh that fails because the user must log in again (an error whose
     /// ``ReauthenticationRequiring/requiresReauthentication`` is `true`, such as `invalid_grant`)
     /// removes the stored authentication and calls `onReauthenticationRequired` once for that
@@ -33,33 +40,6 @@ extension RefreshingRequestClosure {
             missingAuthentication: missingAuthentication, requiresAuthentication: requiresAuthentication,
             through: StoreBackedRefresh(
                 store: store, decode: { $0 }, encode: { $0 }, timeout: refreshTimeout,
-                onReauthenticationRequired: onReauthenticationRequired, onEvent: onEvent),
-            onEvent: onEvent, clock: clock)
-    }
-
-    /// A closure that shares `store` with other processes (an app and its extensions, several
-    /// command-line runs, server workers) and refreshes at most once across all of them.
-    ///
-    /// Each refresh takes the store's lock (waiting at most `refreshTimeout`), loads what is stored,
-    /// adopts it if another process refreshed meanwhile, and otherwise refreshes and saves under
-    /// the lock. With a rotating refresh token, two processes refreshing at once would make the
-    /// server revoke the whole token family (RFC 9700 §4.14.2); this prevents it.
-    public convenience init<Store: CoordinatedAuthenticationStore>(
-        store: Store,
-        refreshTimeout: TimeInterval = 30,
-        refreshWindow: RefreshWindow = .default,
-        scheme: AuthorizationScheme = .bearer,
-        missingAuthentication: MissingAuthenticationPolicy = .fail,
-        requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool = { _ in true },
-        onReauthenticationRequired: (@Sendable (any Error) -> Void)? = nil,
-        onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
-        clock: @escaping @Sendable () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }
-    ) where Store.Value == Authentication {
-        self.init(
-            refreshTimeout: refreshTimeout, refreshWindow: refreshWindow, scheme: scheme,
-            missingAuthentication: missingAuthentication, requiresAuthentication: requiresAuthentication,
-            through: StoreBackedRefresh(
-                coordinatedStore: store, decode: { $0 }, encode: { $0 }, timeout: refreshTimeout,
                 onReauthenticationRequired: onReauthenticationRequired, onEvent: onEvent),
             onEvent: onEvent, clock: clock)
     }

@@ -5,7 +5,7 @@ import Foundation
 /// built from a store calls instead of `Authentication.refresh()`.
 ///
 /// With a ``CoordinatedAuthenticationStore`` the whole step runs under the store's lock, which
-/// every process sharing the store takes too:
+/// every process sharing the store takes too (with any other store, the same without a lock):
 /// 1. take the lock, waiting at most the refresh timeout;
 /// 2. load what is stored: if another process has refreshed meanwhile (the stored access token
 ///    differs from the one held here and is still fresh), adopt it and do not refresh;
@@ -18,8 +18,8 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
     let load: @Sendable () -> Authentication?
     let save: @Sendable (Authentication) throws -> Void
     let remove: @Sendable () throws -> Void
-    /// Takes the store's cross-process lock; `nil` for a store that has none.
-    var lock: (@Sendable (TimeInterval) throws -> any AuthenticationStoreLock)?
+    /// Takes the store's cross-process lock, which is `nil` for a store only this process uses.
+    let lock: @Sendable (TimeInterval) throws -> (any AuthenticationStoreLock)?
     let timeout: TimeInterval
     let onReauthenticationRequired: (@Sendable (any Error) -> Void)?
     let onSaveFailure: @Sendable (any Error) -> Void
@@ -37,25 +37,10 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         load = { store.load().map(decode) }
         save = { try store.save(encode($0)) }
         remove = { try store.remove() }
-        lock = nil
+        lock = { try store.refreshLock(timeout: $0) }
         self.timeout = timeout
         self.onReauthenticationRequired = onReauthenticationRequired
         onSaveFailure = { onEvent?(.saveFailed(RefreshQueueError.summary(of: $0))) }
-    }
-
-    /// The same, under the lock that `store` shares with other processes.
-    init<Store: CoordinatedAuthenticationStore>(
-        coordinatedStore store: Store,
-        decode: @escaping @Sendable (Store.Value) -> Authentication,
-        encode: @escaping @Sendable (Authentication) -> Store.Value,
-        timeout: TimeInterval,
-        onReauthenticationRequired: (@Sendable (any Error) -> Void)?,
-        onEvent: (@Sendable (RefreshEvent) -> Void)?
-    ) {
-        self.init(
-            store: store, decode: decode, encode: encode, timeout: timeout,
-            onReauthenticationRequired: onReauthenticationRequired, onEvent: onEvent)
-        lock = { try store.lock(timeout: $0) }
     }
 
     /// Refreshes `held` as described above.
@@ -72,7 +57,7 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
     {
         let heldLock: (any AuthenticationStoreLock)?
         do {
-            heldLock = try lock?(timeout)
+            heldLock = try lock(timeout)
         } catch {
             complete(.failure(error))
             return
@@ -106,7 +91,7 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         // rotated refresh token is not lost.
         refreshing.observe { result in
             guard case .success(let fresh) = result, case .failure = bounded.result else { return }
-            let lateLock = try? lock?(1)
+            let lateLock = try? lock(1)
             defer { lateLock?.unlock() }
             if load()?.accessToken == base.accessToken { saveReporting(fresh) }
         }

@@ -14,32 +14,11 @@ extension RefreshingRequestClosure where Authentication == OAuth2Authentication 
     /// let (data, response) = try await authentication.data(for: URLRequest(url: meURL), using: .shared)
     /// ```
     ///
-    /// The store is shared safely with other processes: each refresh happens under the store's
-    /// lock, and a token another process refreshed meanwhile is adopted instead of refreshed again.
+    /// A ``FileAuthenticationStore`` is shared safely with other processes: each refresh happens
+    /// under the store's lock, and a token another process refreshed meanwhile is adopted instead
+    /// of refreshed again.
     /// When the refresh token is refused (`invalid_grant`), the stored token is removed and
     /// `onReauthenticationRequired` is called once for that failure.
-    public convenience init<Store: CoordinatedAuthenticationStore>(
-        client: TokenEndpointClient,
-        store: Store,
-        leeway: TokenLeeway = .default,
-        refreshTimeout: TimeInterval = 30,
-        refreshWindow: RefreshWindow = .default,
-        requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool = { _ in true },
-        onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
-        onReauthenticationRequired: (@Sendable (any Error) -> Void)? = nil
-    ) where Store.Value == OAuth2Token {
-        self.init(
-            refreshTimeout: refreshTimeout, refreshWindow: refreshWindow, scheme: .bearer, missingAuthentication: .fail,
-            requiresAuthentication: requiresAuthentication,
-            through: StoreBackedRefresh(
-                coordinatedStore: store, decode: { OAuth2Authentication(token: $0, client: client, leeway: leeway) },
-                encode: \.token, timeout: refreshTimeout, onReauthenticationRequired: onReauthenticationRequired,
-                onEvent: onEvent),
-            onEvent: onEvent, clock: { ProcessInfo.processInfo.systemUptime })
-    }
-
-    /// OAuth 2.0 with tokens from a store that only this process uses (an
-    /// ``InMemoryAuthenticationStore``, say); see the other initializer.
     public convenience init<Store: AuthenticationStore>(
         client: TokenEndpointClient,
         store: Store,

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where an authentication is persisted between launches: a file, the keychain, memory.
 ///
 /// A store is what `RefreshableAuthentication.find()` reads and what a successful `refresh()`
@@ -37,4 +39,16 @@ public protocol AuthenticationStore<Value>: Sendable {
     ///
     /// Call it when the user logs out.
     func remove() throws
+
+    /// The lock a refresh takes so that other processes sharing the store do not refresh at the
+    /// same time, or `nil` for a store that only this process uses.
+    ///
+    /// You do not implement this: a ``CoordinatedAuthenticationStore`` answers with its
+    /// ``CoordinatedAuthenticationStore/lock(timeout:)``, every other store with `nil`.
+    func refreshLock(timeout: TimeInterval) throws -> (any AuthenticationStoreLock)?
+}
+
+extension AuthenticationStore {
+    /// `nil`: a plain store is not shared with other processes.
+    public func refreshLock(timeout: TimeInterval) throws -> (any AuthenticationStoreLock)? { nil }
 }

@@ -33,3 +33,10 @@ public protocol CoordinatedAuthenticationStore<Value>: AuthenticationStore {
     ///   after `timeout` (`after: 0` when it tried once); other ``AuthenticationStoreError``s when the lock cannot be taken at all.
     func lock(timeout: TimeInterval) throws -> any AuthenticationStoreLock
 }
+
+extension CoordinatedAuthenticationStore {
+    /// The store's ``lock(timeout:)``: refreshes through this store are coordinated.
+    public func refreshLock(timeout: TimeInterval) throws -> (any AuthenticationStoreLock)? {
+        try lock(timeout: timeout)
+    }
+}
