@@ -240,6 +240,15 @@ enum StubHarness {
         return try tokens(from: exchange)
     }
 
+    /// An authorization-code grant for the example client.
+    static func exchange(_ stub: SpotifyStub, code: String, redirectURI: String, on session: URLSession)
+        async throws -> Exchange
+    {
+        try await send(
+            tokenRequest(stub, [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI)]),
+            on: session)
+    }
+
     /// A refresh-token grant for the example client.
     static func refresh(_ stub: SpotifyStub, _ refreshToken: String, session: URLSession) async throws -> Exchange {
         try await send(

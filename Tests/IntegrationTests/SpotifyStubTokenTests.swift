@@ -18,13 +18,7 @@ struct SpotifyStubTokenTests {
         let code = try await StubHarness.authorizationCode(
             stub, session: session, scope: "user-read-private playlist-read-private")
 
-        let exchange = try await StubHarness.send(
-            StubHarness.tokenRequest(
-                stub,
-                [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI)]
-            ),
-            on: session
-        )
+        let exchange = try await StubHarness.exchange(stub, code: code, redirectURI: redirectURI, on: session)
 
         #expect(exchange.status == 200)
         #expect(exchange.header("Content-Type")?.hasPrefix("application/json") == true)
@@ -120,13 +114,7 @@ struct SpotifyStubTokenTests {
         defer { session.invalidateAndCancel() }
         let code = try await StubHarness.authorizationCode(stub, session: session)
 
-        let exchange = try await StubHarness.send(
-            StubHarness.tokenRequest(
-                stub,
-                [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI)]
-            ),
-            on: session
-        )
+        let exchange = try await StubHarness.exchange(stub, code: code, redirectURI: redirectURI, on: session)
 
         #expect(exchange.status == 400)
         #expect(exchange.json?["error"] as? String == "invalid_grant")
