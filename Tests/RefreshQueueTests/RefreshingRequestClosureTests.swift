@@ -505,3 +505,32 @@ struct ReauthorizationTests {
         #expect(service.refreshCount == 0)
     }
 }
+
+/// A server error that asks for a pause.
+struct PleaseWait: RetryAfterProviding {
+    var retryAfter: TimeInterval? { 120 }
+}
+
+@Suite("RefreshingRequestClosure and Retry-After")
+struct RetryAfterTests {
+    @Test func noRefreshStartsBeforeTheServersRetryAfterHasPassed() async throws {
+        let service = TokenService(behavior: .fail(PleaseWait()))
+        service.store(service.authentication("expired", stale: true))
+        let clock = ManualClock()
+        let closure = Closure.make(service, refreshWindow: .unlimited, clock: clock)
+        for _ in 0..<10 {
+            await #expect {
+                try await closure.authorize(makeRequest())
+            } throws: { error in
+                guard case RefreshQueueError.refreshFailed(let underlying) = error else { return false }
+                return underlying is PleaseWait
+            }
+        }
+        #expect(service.refreshCount == 1)
+        clock.advance(by: 121)
+        service.setBehavior(.succeed)
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-2")
+        #expect(service.refreshCount == 2)
+    }
+}

@@ -314,6 +314,11 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
             finish(task, .failure(refused))
             return
         }
+        if let backoff = state.withLock({ $0.backoff }), now() < backoff.until {
+            // The server said when to come back (Retry-After): until then, answer with its error.
+            finish(task, .failure(backoff.error))
+            return
+        }
         startRefresh(of: held, for: task)
     }
 
@@ -428,7 +433,8 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     }
 
     private func refreshEnded(_ attempt: RefreshAttempt, with result: Result<Authentication, any Error>) {
-        let duration = now() - attempt.startedAt
+        let endedAt = now()
+        let duration = endedAt - attempt.startedAt
         // User code (accessToken, isRefreshNeeded) is read before taking the lock.
         let refreshed = result.map { authentication in
             (authentication, headerValue(of: authentication), authentication.isRefreshNeeded)
@@ -457,6 +463,9 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
             case .failure(let error):
                 if Self.isTransportError(error) {
                     state.recentRefreshes.removeAll { $0.id == attempt.id }
+                }
+                if let delay = Self.retryAfter(error), delay > 0 {
+                    state.backoff = Backoff(until: endedAt + delay, error: .refreshFailed(error))
                 }
                 guard onTime else { return (.ignored, nil) }
                 if current {
@@ -506,6 +515,14 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         onEvent?(event())
     }
 
+    /// How long the server asked to wait before the next refresh, if it did.
+    private static func retryAfter(_ error: any Error) -> TimeInterval? {
+        if case RefreshQueueError.refreshFailed(let underlying) = error { return retryAfter(underlying) }
+        guard let delay = (error as? any RetryAfterProviding)?.retryAfter, delay.isFinite else { return nil }
+        // A day at most: a wrong header must not lock the app out for longer.
+        return min(delay, 86_400)
+    }
+
     /// Whether a refresh failed because the network failed, not because the server refused.
     private static func isTransportError(_ error: any Error) -> Bool {
         if error is URLError { return true }
@@ -543,6 +560,14 @@ extension RefreshingRequestClosure {
         var failure: Failure?
         /// Refreshes counted against the refresh window.
         var recentRefreshes: [RefreshAttempt] = []
+        /// No refresh before this time: the server answered the last one with `Retry-After`.
+        var backoff: Backoff?
+    }
+
+    /// A `Retry-After` in force: until `until` (the closure's clock), refreshes fail with `error`.
+    private struct Backoff {
+        let until: TimeInterval
+        let error: RefreshQueueError
     }
 
     /// An authentication in use, with its header value computed once for the whole generation.

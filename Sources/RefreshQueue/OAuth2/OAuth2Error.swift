@@ -139,3 +139,11 @@ public enum TokenErrorCode: Sendable, Equatable, Hashable, RawRepresentable {
         }
     }
 }
+
+extension OAuth2Error: RetryAfterProviding {
+    /// The `Retry-After` of a ``server(status:retryAfter:)`` answer; `nil` otherwise.
+    public var retryAfter: TimeInterval? {
+        if case .server(_, let retryAfter) = self { return retryAfter }
+        return nil
+    }
+}
