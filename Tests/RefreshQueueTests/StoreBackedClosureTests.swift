@@ -57,14 +57,14 @@ struct StoreBackedClosureTests {
 
 /// A store whose loads return the given values in turn (the last one from then on).
 final class ScriptedStore: AuthenticationStore, Sendable {
-    private let values: Protected<[FakeAuthentication]>
+    private let values: Protected<[FakeAuthentication?]>
 
-    init(_ values: [FakeAuthentication]) {
+    init(_ values: [FakeAuthentication?]) {
         self.values = Protected(values)
     }
 
     func load() -> FakeAuthentication? {
-        values.withLock { values in values.count > 1 ? values.removeFirst() : values.first }
+        values.withLock { values in values.count > 1 ? values.removeFirst() : values.first ?? nil }
     }
 
     func save(_ value: FakeAuthentication) throws {
@@ -73,5 +73,72 @@ final class ScriptedStore: AuthenticationStore, Sendable {
 
     func remove() throws {
         values.withLock { $0 = [] }
+    }
+}
+
+@Suite("RefreshingRequestClosure built from a store, after logout and re-login")
+struct StoreBackedLogoutTests {
+    @Test func aLogoutElsewhereIsNotUndoneByARefresh() async throws {
+        let service = TokenService()
+        let store = InMemoryAuthenticationStore(service.authentication("expired", stale: true))
+        let closure = Closure(store: store)
+        let first = try? await closure.authorize(makeRequest())
+        #expect(first?.value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
+        try store.remove()
+        closure.invalidate()
+        await #expect {
+            try await closure.authorize(makeRequest())
+        } throws: { error in
+            (error as? RefreshQueueError)?.requiresReauthentication == true
+        }
+        #expect(store.load() == nil)
+    }
+
+    @Test func aRefreshFindingTheStoreEmptyFailsWithNotAuthenticatedAndSavesNothing() async throws {
+        let service = TokenService()
+        // The first load (find) sees the expired token; by the refresh, another process has
+        // logged the user out.
+        let store = ScriptedStore([service.authentication("expired", stale: true), nil])
+        let closure = Closure(store: store)
+        await #expect {
+            try await closure.authorize(makeRequest())
+        } throws: { error in
+            (error as? RefreshQueueError)?.requiresReauthentication == true
+        }
+        #expect(service.refreshCount == 0)
+        #expect(store.load() == nil)
+    }
+
+    @Test func afterInvalidGrantTheDeadTokenIsForgottenAndTheHandlerIsNotCalledAgain() async {
+        let service = TokenService(behavior: .fail(GrantRevoked()))
+        let store = InMemoryAuthenticationStore(service.authentication("expired", stale: true))
+        let handlerCalls = Protected(0)
+        let closure = Closure(store: store, onReauthenticationRequired: { _ in handlerCalls.withLock { $0 += 1 } })
+        for _ in 0..<5 {
+            _ = try? await closure.authorize(makeRequest())
+        }
+        #expect(service.refreshCount == 1)
+        #expect(handlerCalls.current == 1)
+        #expect(store.load() == nil)
+    }
+}
+
+/// A failure that wraps a network error, as `OAuth2Error.transport` does.
+struct WrappedOffline: TransportFailure {
+    var isTransportFailure: Bool { true }
+}
+
+@Suite("RefreshingRequestClosure and wrapped transport errors")
+struct WrappedTransportErrorTests {
+    @Test func wrappedTransportFailuresDoNotCountAgainstTheRefreshWindow() async throws {
+        let service = TokenService(behavior: .fail(WrappedOffline()))
+        service.store(service.authentication("expired", stale: true))
+        let closure = Closure.make(service, refreshWindow: RefreshWindow(maximumRefreshes: 2, interval: 30))
+        for _ in 0..<6 {
+            _ = try? await closure.authorize(makeRequest())
+        }
+        service.setBehavior(.succeed)
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-7")
     }
 }

@@ -7,13 +7,20 @@ import Foundation
 /// With a ``CoordinatedAuthenticationStore`` the whole step runs under the store's lock, which
 /// every process sharing the store takes too (with any other store, the same without a lock):
 /// 1. take the lock, waiting at most the refresh timeout;
-/// 2. load what is stored: if another process has refreshed meanwhile (the stored access token
-///    differs from the one held here and is still fresh), adopt it and do not refresh;
-/// 3. otherwise refresh the stored authentication (its refresh token is the newest one, should
-///    another process have rotated it), save the result, release the lock.
+/// 2. load what is stored. Nothing stored means the user logged out (here or in another
+///    process): fail with ``RefreshQueueError/notAuthenticated`` rather than log them back in.
+///    If another process has refreshed meanwhile (the stored access token differs from the one
+///    held here, is still fresh, and is not one this process replaced itself), adopt it;
+/// 3. otherwise refresh the newest of the two (the stored one has the newest refresh token should
+///    another process have rotated it), save the result if the store still holds what was
+///    refreshed (a login or logout meanwhile wins), release the lock.
 ///
-/// A refresh that fails with an error that requires re-authentication (`invalid_grant`) removes
-/// the stored authentication and calls `onReauthenticationRequired` once for that failure.
+/// The lock is held until the refresh request has ended, so no other process can send the same
+/// refresh token meanwhile; to bound the harm of a refresh that never ends, it is released after
+/// twice the refresh timeout at most. A refresh that fails with an error that requires
+/// re-authentication (`invalid_grant`) removes the stored authentication (if it is still the
+/// one refreshed) and calls `onReauthenticationRequired` once for that failure, after the lock
+/// is released.
 struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
     let load: @Sendable () -> Authentication?
     let save: @Sendable (Authentication) throws -> Void
@@ -23,6 +30,9 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
     let timeout: TimeInterval
     let onReauthenticationRequired: (@Sendable (any Error) -> Void)?
     let onSaveFailure: @Sendable (any Error) -> Void
+    /// Access tokens this process refreshed away: a store still holding one of them missed a save,
+    /// and its refresh token may already have been used.
+    private let superseded = Locked<[String]>([])
 
     /// Refreshes through `store`, whose values `decode` turns into authentications and `encode`
     /// back; save failures are reported as ``RefreshEvent/saveFailed(_:)``.
@@ -46,7 +56,8 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
     /// Refreshes `held` as described above.
     func refresh(_ held: Authentication) -> Future<Authentication> {
         Future { complete in
-            // Waiting for the lock blocks a thread: never the closure's queue.
+            // Waiting for the lock and writing the file block a thread: never the closure's
+            // queue, never the Swift concurrency pool.
             DispatchQueue.global().async {
                 run(held, complete: complete)
             }
@@ -55,46 +66,60 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
 
     private func run(_ held: Authentication, complete: @escaping @Sendable (Result<Authentication, any Error>) -> Void)
     {
-        let heldLock: (any AuthenticationStoreLock)?
+        let storeLock: (any AuthenticationStoreLock)?
         do {
-            heldLock = try lock(timeout)
+            storeLock = try lock(timeout)
         } catch {
             complete(.failure(error))
             return
         }
-        let stored = load()
-        if let stored, stored.accessToken != held.accessToken, !stored.isRefreshNeeded {
-            heldLock?.unlock()
+        let release = LockRelease(storeLock)
+        guard let stored = load() else {
+            release.unlock()
+            complete(.failure(RefreshQueueError.notAuthenticated))
+            return
+        }
+        let storedIsOurs = superseded.withLock { $0.contains(stored.accessToken) }
+        if stored.accessToken != held.accessToken, !storedIsOurs, !stored.isRefreshNeeded {
+            release.unlock()
             complete(.success(stored))
             return
         }
-        let base = stored ?? held
-        let release = LockRelease(heldLock)
-        // The lock must not outlive the refresh timeout: other processes would wait for a refresh
-        // this process has already given up on.
-        let refreshing = base.refresh()
-        let bounded = refreshing.timeout(after: timeout, error: RefreshQueueError.refreshTimedOut)
-        bounded.observe { result in
+        let base = storedIsOurs ? held : stored
+        // Bound the lock before calling user code, which may block.
+        DispatchQueue.global().asyncAfter(deadline: .after(seconds: timeout * 2)) { release.unlock() }
+        base.refresh().observe(on: .global()) { result in
+            // Under the lock if it is still held: save or remove only what was refreshed.
+            let unchanged = load()?.accessToken == base.accessToken
+            let ownsLock = release.isHeld
             switch result {
             case .success(let fresh):
-                saveReporting(fresh)
-            case .failure(let error):
-                if Self.requiresReauthentication(error) {
-                    try? remove()
-                    onReauthenticationRequired?(error)
+                superseded.withLock { superseded in
+                    superseded.append(base.accessToken)
+                    if superseded.count > 16 { superseded.removeFirst() }
                 }
+                if storeLock == nil || ownsLock {
+                    if unchanged { saveReporting(fresh) }
+                } else {
+                    saveLate(fresh, replacing: base)
+                }
+                release.unlock()
+            case .failure(let error):
+                let reauthenticate = Self.requiresReauthentication(error)
+                if reauthenticate && unchanged { try? remove() }
+                release.unlock()
+                if reauthenticate { onReauthenticationRequired?(error) }
             }
-            release.unlock()
             complete(result)
         }
-        // A refresh that succeeds after its timeout is saved if nobody refreshed meanwhile, so a
-        // rotated refresh token is not lost.
-        refreshing.observe { result in
-            guard case .success(let fresh) = result, case .failure = bounded.result else { return }
-            let lateLock = try? lock(1)
-            defer { lateLock?.unlock() }
-            if load()?.accessToken == base.accessToken { saveReporting(fresh) }
-        }
+    }
+
+    /// A refresh that outlived the lock: saved under the lock taken again, if the store still
+    /// holds what was refreshed, so that a rotated refresh token is not lost.
+    private func saveLate(_ fresh: Authentication, replacing base: Authentication) {
+        guard let lateLock = try? lock(1) else { return }
+        defer { lateLock.unlock() }
+        if load()?.accessToken == base.accessToken { saveReporting(fresh) }
     }
 
     private func saveReporting(_ authentication: Authentication) {
@@ -117,6 +142,9 @@ private final class LockRelease: Sendable {
     init(_ lock: (any AuthenticationStoreLock)?) {
         self.lock = Locked(lock)
     }
+
+    /// Whether the lock is still held (not yet released by either path).
+    var isHeld: Bool { lock.withLock { $0 != nil } }
 
     func unlock() {
         let held = lock.withLock { lock in

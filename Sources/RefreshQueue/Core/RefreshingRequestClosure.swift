@@ -468,10 +468,17 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
                     state.backoff = Backoff(until: endedAt + delay, error: .refreshFailed(error))
                 }
                 guard onTime else { return (.ignored, nil) }
+                var dropped: Held?
                 if current {
                     state.failure = Failure(error: .refreshFailed(error), before: state.nextTicket)
+                    if Self.requiresReauthentication(error) {
+                        // The refresh token is dead: refreshing it again cannot help. Forget it, so
+                        // the next request loads afresh (finding nothing once the store is cleared).
+                        dropped = state.held
+                        state.held = nil
+                    }
                 }
-                return (.failed(.refreshFailed(error), waiting: state.backlog), nil)
+                return (.failed(.refreshFailed(error), waiting: state.backlog), dropped)
             }
         }
         // Released here, outside the lock: the authentication's deinit is user code.
@@ -527,7 +534,12 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     private static func isTransportError(_ error: any Error) -> Bool {
         if error is URLError { return true }
         if case RefreshQueueError.refreshFailed(let underlying) = error { return isTransportError(underlying) }
+        if let wrapping = error as? any TransportFailure { return wrapping.isTransportFailure }
         return (error as NSError).domain == NSURLErrorDomain
+    }
+
+    private static func requiresReauthentication(_ error: any Error) -> Bool {
+        (error as? any ReauthenticationRequiring)?.requiresReauthentication ?? false
     }
 
     private static func asCancellationError(_ error: any Error) -> any Error {

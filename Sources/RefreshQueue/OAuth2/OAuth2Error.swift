@@ -147,3 +147,11 @@ extension OAuth2Error: RetryAfterProviding {
         return nil
     }
 }
+
+extension OAuth2Error: TransportFailure {
+    /// True for ``transport(_:)``.
+    public var isTransportFailure: Bool {
+        if case .transport = self { return true }
+        return false
+    }
+}

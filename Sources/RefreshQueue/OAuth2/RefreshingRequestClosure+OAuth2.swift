@@ -10,7 +10,8 @@ extension RefreshingRequestClosure where Authentication == OAuth2Authentication 
     /// ```swift
     /// let client = TokenEndpointClient(tokenURL: tokenURL, clientID: "id", clientSecret: "secret")
     /// let store = try FileAuthenticationStore<OAuth2Token>(fileURL: tokenFileURL)
-    /// let authentication = RefreshingRequestClosure(client: client, store: store) { _ in showLogin() }
+    /// let authentication = RefreshingRequestClosure(
+    ///     client: client, store: store, onReauthenticationRequired: { _ in showLogin() })
     /// let (data, response) = try await authentication.data(for: URLRequest(url: meURL), using: .shared)
     /// ```
     ///

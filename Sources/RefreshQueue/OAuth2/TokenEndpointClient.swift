@@ -72,8 +72,11 @@ public struct TokenEndpointClient: Sendable {
         configuration.timeoutIntervalForRequest = 30
         configuration.urlCache = nil
         configuration.httpCookieStorage = nil
-        return URLSession(configuration: configuration, delegate: ChallengeRefusal(), delegateQueue: nil)
+        configuration.timeoutIntervalForResource = 60
+        return URLSession(configuration: configuration, delegate: defaultSessionDelegate, delegateQueue: nil)
     }()
+
+    private static let defaultSessionDelegate = TokenEndpointSessionDelegate()
 
     // MARK: - Grants
 
@@ -109,10 +112,11 @@ public struct TokenEndpointClient: Sendable {
         do {
             (data, response) = try await session.transfer(request)
         } catch let error as URLError {
-            if error.code == .cancelled && session === Self.defaultSession {
-                // Nothing but the delegate's refusal of a `WWW-Authenticate: Basic` challenge
-                // cancels a task of the default session (a cancelled Swift task surfaces as
-                // `CancellationError`): the server refused the client's credentials.
+            if error.code == .cancelled && session === Self.defaultSession
+                && Self.defaultSessionDelegate.consumeRefusal(of: request)
+            {
+                // The delegate refused the server's `WWW-Authenticate: Basic` challenge: the
+                // server refused the client's credentials.
                 throw OAuth2Error.tokenEndpoint(
                     TokenEndpointError(
                         code: .invalidClient, errorDescription: "the server refused the client credentials", status: 401
@@ -203,13 +207,53 @@ extension TokenEndpointClient: CustomStringConvertible, CustomDebugStringConvert
     public var debugDescription: String { description }
 }
 
-/// Settles every authentication challenge by refusing it: on Linux, URLSession never completes a
-/// request whose challenge stays unsettled (or is left to default handling).
-private final class ChallengeRefusal: NSObject, URLSessionTaskDelegate, Sendable {
+/// The default session's delegate: refuses HTTP authentication challenges and redirects.
+///
+/// On Linux, URLSession never completes a request whose `WWW-Authenticate: Basic` challenge is
+/// left unsettled (or to default handling), so a refused client secret would hang; refusing the
+/// challenge ends the request at once, and the refusal is remembered so the client can report
+/// `invalid_client`. Server-trust and client-certificate challenges get the default handling.
+/// Redirects are refused: a token request must never carry its secrets to another address.
+private final class TokenEndpointSessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
+    private let refusals = Locked<[String: Int]>([:])
+
     func urlSession(
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        completionHandler(.rejectProtectionSpace, nil)
+        let httpMethods = [
+            NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest,
+            NSURLAuthenticationMethodDefault, NSURLAuthenticationMethodNTLM, NSURLAuthenticationMethodNegotiate,
+        ]
+        guard httpMethods.contains(challenge.protectionSpace.authenticationMethod) else {
+            completionHandler(.performDefaultHandling, nil)
+            return
+        }
+        if let key = task.originalRequest.map(Self.key) {
+            refusals.withLock { $0[key, default: 0] += 1 }
+        }
+        completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+
+    /// Whether a challenge of `request` was refused (and forgets one such refusal).
+    func consumeRefusal(of request: URLRequest) -> Bool {
+        let key = Self.key(request)
+        return refusals.withLock { refusals in
+            guard let count = refusals[key] else { return false }
+            refusals[key] = count > 1 ? count - 1 : nil
+            return true
+        }
+    }
+
+    /// The same request: URL and credentials.
+    private static func key(_ request: URLRequest) -> String {
+        (request.url?.absoluteString ?? "") + " " + (request.value(forHTTPHeaderField: "Authorization") ?? "")
     }
 }

@@ -126,11 +126,16 @@ enum StoreFileSystem {
         }
     }
 
-    /// Opens (creating it 0600 if needed) the lock file at `path`, for `flock`.
+    /// Opens (creating it 0600 if needed) the lock file at `path`, for `flock`; never through a
+    /// symbolic link.
     ///
-    /// Read-only is enough for `flock`, and lets a user share a lock file it cannot write.
+    /// Read-write where possible: where `flock` is emulated with `fcntl` locks (Linux on NFS or
+    /// SMB), an exclusive lock needs a writable descriptor. Read-only otherwise, so that a user can
+    /// still share a lock file it cannot write.
     static func openLockFile(atPath path: String) throws -> Int32 {
-        let (descriptor, error) = openRetrying(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
+        let writable = openRetrying(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if writable.0 >= 0 { return writable.0 }
+        let (descriptor, error) = openRetrying(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { throw io("open the lock file", error) }
         return descriptor
     }
