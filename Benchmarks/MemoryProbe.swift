@@ -1,0 +1,94 @@
+import Foundation
+import RefreshQueue
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One memory measurement, run in a fresh child process (`Benchmarks --memory-probe ROLE`) so that
+/// neither figure inherits the other's heap.
+///
+/// Both roles set up the same closure with a refresh pending and warm up the same way; then they
+/// create 100,000 distinct requests (a different path each) and either hand them to `authorize`
+/// (the scenario: they wait) or keep them, with the completion, in an array (the baseline). The
+/// figure is the growth of the resident set divided by 100,000.
+enum MemoryProbe {
+    /// Which figure the child measures.
+    enum Role: String, Sendable {
+        /// Requests waiting in the closure behind a pending refresh.
+        case scenario
+        /// Requests and completions held in an array.
+        case baseline
+    }
+
+    /// Waiting requests per measurement.
+    static let requests = 100_000
+
+    /// The child's entry point: prints the resident bytes per request on standard output.
+    static func runChild(_ role: Role) -> Int32 {
+        do {
+            print(try measure(role))
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("memory probe: \(error)\n".utf8))
+            return 1
+        }
+    }
+
+    /// Runs one probe of `role` in a child process and returns its figure.
+    static func spawn(_ role: Role) throws -> Double {
+        let process = Process()
+        process.executableURL = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["--memory-probe", role.rawValue]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard process.terminationStatus == 0, let value = Double(text) else {
+            throw BenchmarkError("the \(role.rawValue) memory probe failed (status \(process.terminationStatus))")
+        }
+        return value
+    }
+
+    /// Sets up the closure with a refresh pending, creates the 100,000 requests as `role` says,
+    /// and returns the growth of the resident set per request.
+    private static func measure(_ role: Role) throws -> Double {
+        let refresher = ManualRefresher()
+        let stale = FakeAuthentication(stale: true, refresher: refresher)
+        let closure = RefreshingRequestClosure<FakeAuthentication>(refreshWindow: .unlimited, find: { stale })
+        let counter = DrainCounter(expected: requests + 1)
+        let completion = counter.completion
+        let base = try BenchmarkRequest.baseURL()
+        closure.authorize(BenchmarkRequest.make(url: base), completion: completion)
+        guard refresher.waitUntilStarted(seconds: 10) else {
+            throw BenchmarkError("the first request did not start a refresh")
+        }
+        for index in 0..<2_000 {
+            blackHole(request(index, base: base))
+        }
+        var held: [(URLRequest, Completion)] = []
+        let before = try ResidentMemory.bytes()
+        switch role {
+        case .scenario:
+            for index in 0..<requests {
+                closure.authorize(request(index, base: base), completion: completion)
+            }
+        case .baseline:
+            held.reserveCapacity(requests)
+            for index in 0..<requests {
+                held.append((request(index, base: base), completion))
+            }
+        }
+        let after = try ResidentMemory.bytes()
+        blackHole(held)
+        withExtendedLifetime(closure) {}
+        return Double(after - before) / Double(requests)
+    }
+
+    /// The distinct request number `index`: `…/v1/me/item-<index>` with the `Accept` header.
+    private static func request(_ index: Int, base: URL) -> URLRequest {
+        BenchmarkRequest.make(url: base.appendingPathComponent("item-\(index)"))
+    }
+}

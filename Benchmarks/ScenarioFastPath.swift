@@ -1,0 +1,34 @@
+import Foundation
+
+/// Fast path, callback form: nanoseconds per `authorize(_:completion:)` with a valid token held,
+/// against `setValue` + completion (the goal) and against a bare copy-on-write + completion (the floor).
+enum ScenarioFastPath {
+    /// Runs the interleaved rounds and returns two rows: the goal ratio and the ratio to the floor.
+    static func run(_ options: Options, warm: WarmClosure) throws -> [Row] {
+        let base = try BenchmarkRequest.make()
+        let header = warm.header
+        let closure = warm.closure
+        let iterations = options.fastPathIterations
+        let completion: Completion = { blackHole($0) }
+        let samples = try Rounds.interleave(
+            options.plan,
+            [
+                { SigningLoops.setValue(base, header: header, completion: completion, iterations: iterations) },
+                { SigningLoops.copyOnWrite(base, completion: completion, iterations: iterations) },
+                { SigningLoops.authorize(closure, base, completion: completion, iterations: iterations) },
+            ])
+        let details = ["iterationsPerRound": Double(iterations)]
+        return [
+            Row(
+                name: "fast_path_callback", scenario: "fast path, callback form",
+                figure: "ns per authorize (valid token held)", samples: samples[2], unit: "ns",
+                baseline: Baseline(name: "setValue + completion", samples: samples[0]), goal: .atMost(0.6),
+                details: details),
+            Row(
+                name: "fast_path_callback_floor", scenario: "fast path, callback form",
+                figure: "ns per authorize, vs the floor", samples: samples[2], unit: "ns",
+                baseline: Baseline(name: "copy-on-write + completion", samples: samples[1]), goal: .report,
+                details: details),
+        ]
+    }
+}
