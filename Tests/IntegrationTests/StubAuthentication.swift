@@ -15,10 +15,10 @@ struct StubAuthentication: RefreshableAuthentication {
     let lifetime: TimeInterval
     let accounts: StubAccounts
 
-    /// Refreshes when less than half the lifetime is left, so a signed request reaches the
-    /// loopback server long before its token expires.
+    /// Refreshes when less than `accounts.leewayFraction` of the lifetime is left, so a signed
+    /// request reaches the loopback server long before its token expires.
     var isRefreshNeeded: Bool {
-        expiresAt - ProcessInfo.processInfo.systemUptime < lifetime / 2
+        expiresAt - ProcessInfo.processInfo.systemUptime < lifetime * accounts.leewayFraction
     }
 
     func refresh() -> Future<StubAuthentication> {
@@ -52,6 +52,8 @@ struct StubAccounts: Sendable {
     let session: URLSession
     /// When set, the app believes every token lives this long, whatever the server says.
     var assumedLifetime: TimeInterval?
+    /// The part of a token's lifetime left when it is refreshed.
+    var leewayFraction: Double = 0.5
 
     /// Logs in with the authorization-code flow.
     func logIn() async throws -> StubAuthentication {

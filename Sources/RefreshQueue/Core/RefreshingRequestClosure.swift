@@ -576,19 +576,22 @@ extension RefreshingRequestClosure {
         var backoff: Backoff?
     }
 
-    /// A `Retry-After` in force: until `until` (the closure's clock), refreshes fail with `error`.
-    private struct Backoff {
-        let until: TimeInterval
-        let error: RefreshQueueError
-    }
-
     /// An authentication in use, with its header value computed once for the whole generation.
-    private struct Held: Sendable {
+    private final class Held: Sendable {
         let authentication: Authentication
         let generation: UInt64
         /// The epoch it was found or refreshed in; a refresh of it is adopted only in that epoch.
         let epoch: UInt64
         let header: Result<String, RefreshQueueError>
+
+        init(
+            authentication: Authentication, generation: UInt64, epoch: UInt64, header: Result<String, RefreshQueueError>
+        ) {
+            self.authentication = authentication
+            self.generation = generation
+            self.epoch = epoch
+            self.header = header
+        }
     }
 
     private struct RefreshAttempt: Sendable {
@@ -601,30 +604,40 @@ extension RefreshingRequestClosure {
         let lease: Locked<RefreshingRequestClosure?>
     }
 
-    /// `invalidate()` was called while `find()` ran; `epoch` is the new epoch.
-    private struct Stale: Error {
-        let epoch: UInt64
-    }
+}
 
-    private struct Failure {
-        let error: RefreshQueueError
-        /// Requests with a smaller ticket arrived before the failure and fail with `error`.
-        let before: UInt64
-    }
+// Not nested in the generic class: nested types would be generic over `Authentication` and
+// need a runtime metadata lookup on every use from unspecialized code.
 
-    private enum RefreshOutcome {
-        case succeeded(waiting: Int)
-        case stale(waiting: Int)
-        case failed(RefreshQueueError, waiting: Int)
-        /// Ended on time, but `invalidate()` was called meanwhile: waiting requests load afresh.
-        case discarded(waiting: Int)
-        case adoptedLate
-        case ignored
-    }
+/// A `Retry-After` in force: until `until` (the closure's clock), refreshes fail with `error`.
+private struct Backoff {
+    let until: TimeInterval
+    let error: RefreshQueueError
+}
 
-    private enum AsyncCancellation {
-        case notStarted
-        case started(AuthorizationTask)
-        case cancelled
-    }
+/// `invalidate()` was called while `find()` ran; `epoch` is the new epoch.
+private struct Stale: Error {
+    let epoch: UInt64
+}
+
+private struct Failure {
+    let error: RefreshQueueError
+    /// Requests with a smaller ticket arrived before the failure and fail with `error`.
+    let before: UInt64
+}
+
+private enum RefreshOutcome {
+    case succeeded(waiting: Int)
+    case stale(waiting: Int)
+    case failed(RefreshQueueError, waiting: Int)
+    /// Ended on time, but `invalidate()` was called meanwhile: waiting requests load afresh.
+    case discarded(waiting: Int)
+    case adoptedLate
+    case ignored
+}
+
+private enum AsyncCancellation {
+    case notStarted
+    case started(AuthorizationTask)
+    case cancelled
 }
