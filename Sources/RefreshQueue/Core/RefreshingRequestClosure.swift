@@ -143,9 +143,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
             completion(.success(request))
             return .finished
         }
-        if let header = fastPathHeader() {
-            var signed = request
-            scheme.sign(&signed, with: header)
+        if let signed = signedWithoutWaiting(request) {
             completion(.success(signed))
             return .finished
         }
@@ -160,11 +158,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     /// - Throws: A ``RefreshQueueError``, or `CancellationError`.
     public func authorize(_ request: URLRequest) async throws -> URLRequest {
         guard requiresAuthentication(request) else { return request }
-        if let header = fastPathHeader() {
-            var signed = request
-            scheme.sign(&signed, with: header)
-            return signed
-        }
+        if let signed = signedWithoutWaiting(request) { return signed }
         return try await waitForQueue { completion in enqueue(request, completion: completion) }
     }
 
@@ -249,14 +243,16 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
 
     // MARK: - Fast path
 
-    /// The header value to sign with, when a valid authentication is held and nobody waits.
+    /// `request` signed at once, when a valid authentication is held and nobody waits.
     @inline(__always)
-    private func fastPathHeader() -> String? {
+    private func signedWithoutWaiting(_ request: URLRequest) -> URLRequest? {
         let held = state.withLock { state in state.backlog == 0 ? state.held : nil }
         guard let held, case .success(let header) = held.header else { return nil }
         // User code: read outside the lock.
         guard !held.authentication.isRefreshNeeded else { return nil }
-        return header
+        var signed = request
+        scheme.sign(&signed, with: header)
+        return signed
     }
 
     // MARK: - The queue
