@@ -41,6 +41,16 @@ enum BenchmarkRequest {
         return signed
     }
 
+    /// A fresh copy with the header merged into `allHTTPHeaderFields`: the mutation the library
+    /// makes, without the library, for the floor of the loopback scenario.
+    static func mergeSigned(_ request: URLRequest, header: String) -> URLRequest {
+        var signed = request
+        var fields = signed.allHTTPHeaderFields ?? [:]
+        fields[authorizationHeader] = header
+        signed.allHTTPHeaderFields = fields
+        return signed
+    }
+
     /// Checks that `signed` carries `header` and still has the `Accept` header of the base request.
     static func verify(_ signed: URLRequest, header: String) throws {
         let fields = signed.allHTTPHeaderFields ?? [:]

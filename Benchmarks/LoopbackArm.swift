@@ -15,13 +15,22 @@ struct LoopbackArm: Sendable {
 
     /// Completed requests (any status) per second.
     var requestsPerSecond: Double {
-        seconds > 0 ? Double(succeeded + unexpectedStatus) / seconds : 0
+        seconds > 0 ? Double(completed) / seconds : 0
+    }
+
+    /// Completed requests, any status.
+    var completed: Int {
+        succeeded + unexpectedStatus
     }
 
     /// Microseconds of CPU time per completed request, client and stub together.
     var cpuMicrosecondsPerRequest: Double {
-        let completed = succeeded + unexpectedStatus
-        return completed > 0 ? cpuSeconds * 1_000_000 / Double(completed) : .nan
+        completed > 0 ? cpuSeconds * 1_000_000 / Double(completed) : .nan
+    }
+
+    /// The counts and durations of `rounds` added together.
+    static func total(of rounds: some Sequence<LoopbackArm>) -> LoopbackArm {
+        rounds.reduce(into: LoopbackArm()) { $0.add($1) }
     }
 
     /// Adds another round's counts and durations to these.

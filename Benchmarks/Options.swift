@@ -11,7 +11,7 @@ enum ScenarioID: String, CaseIterable, Sendable {
 
 /// The command line of `swift run -c release Benchmarks`.
 struct Options: Sendable {
-    /// `--quick`: fewer iterations and shorter loopback rounds; still at least 5 rounds.
+    /// `--quick`: fewer iterations and fewer rounds; still at least 5 measured rounds.
     var quick = false
     /// `--json PATH`: also write the figures as JSON.
     var jsonPath: String?
@@ -31,7 +31,7 @@ struct Options: Sendable {
 
         OPTIONS:
           --json PATH   Also write every figure as JSON (name, value, unit, baseline, ratio, goal, met).
-          --quick       Fewer iterations and shorter loopback rounds (still 5 measured rounds).
+          --quick       Fewer iterations and fewer rounds (still at least 5 measured rounds).
           --only LIST   Comma-separated scenarios to run: \(ScenarioID.allCases.map(\.rawValue).joined(separator: ",")).
           --help        Show this text.
 
@@ -88,15 +88,16 @@ struct Options: Sendable {
         quick ? 20_000 : 100_000
     }
 
-    /// Seconds per round and arm of the loopback scenario: short rounds, so that the two arms of
-    /// a round see the same machine, and many of them, so that the median is steady.
+    /// Seconds per round and arm of the loopback scenario. Throughput on a shared two-core
+    /// machine swings by half from one half-second to the next, so rounds are short (both arms of
+    /// a round then see nearly the same machine) and many: the median of their ratios is steady.
     var loopbackRoundSeconds: Double {
-        quick ? 0.25 : 0.5
+        0.1
     }
 
     /// Rounds of the loopback scenario.
     var loopbackPlan: RoundPlan {
-        quick ? RoundPlan(warmUp: 2, measured: 11) : RoundPlan(warmUp: 2, measured: 25)
+        quick ? RoundPlan(warmUp: 3, measured: 51) : RoundPlan(warmUp: 3, measured: 151)
     }
 }
 

@@ -9,7 +9,8 @@ enum Report {
             let value = row.samples.map { describe($0, unit: row.unit) } ?? "unavailable"
             let baseline =
                 row.baseline.name + ": " + (row.baseline.samples.map { describe($0, unit: row.unit) } ?? "unavailable")
-            var ratio = row.ratio.map { String(format: "%.2f", $0) } ?? "-"
+            // Three decimals, so that a ratio just short of its goal never reads as meeting it.
+            var ratio = row.ratio.map { String(format: "%.3f", $0) } ?? "-"
             if let rounds = row.roundRatios, rounds.values.count > 1 {
                 ratio += String(format: " [%.2f-%.2f]", rounds.min, rounds.max)
             }

@@ -60,6 +60,9 @@ struct Row: Sendable {
     var conditionsMet = true
     /// What went wrong inside the benchmark; any problem makes the run exit non-zero.
     var problems: [String] = []
+    /// The ratio over all measured rounds pooled (the scenario's total over the baseline's),
+    /// for throughput rows whose rounds are too short for each one's ratio to be steady.
+    var pooledRatio: Double?
 
     /// The scenario over the baseline, round by round: both arms of a round ran back to back, so
     /// each round's ratio sees the same machine state. `nil` when either side is unavailable.
@@ -70,9 +73,11 @@ struct Row: Sendable {
         return Samples(zip(values, bases).map { $0 / $1 })
     }
 
-    /// The median of the round-by-round ratios; when the rounds do not pair up (a baseline shared
-    /// with another scenario), the median of the scenario over the median of the baseline.
+    /// The pooled ratio when there is one; else the median of the round-by-round ratios; when the
+    /// rounds do not pair up (a baseline shared with another scenario), the median of the scenario
+    /// over the median of the baseline.
     var ratio: Double? {
+        if let pooledRatio { return pooledRatio }
         if let paired = roundRatios { return paired.median }
         guard let value = samples?.median, let base = baseline.samples?.median, base != 0 else { return nil }
         return value / base
