@@ -90,7 +90,7 @@ struct Options: Sendable {
 
     /// Seconds per round and arm of the loopback scenario. Throughput on a shared two-core
     /// machine swings by half from one half-second to the next, so rounds are short (both arms of
-    /// a round then see nearly the same machine) and many: the median of their ratios is steady.
+    /// a round then see nearly the same machine) and many: their totals are steady.
     var loopbackRoundSeconds: Double {
         0.1
     }
