@@ -202,26 +202,16 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         _ enqueue: (@escaping AuthorizationTask.Completion) -> AuthorizationTask
     ) async throws -> URLRequest {
         try Task.checkCancellation()
-        let cancellation = Locked(AsyncCancellation.notStarted)
+        let cancellation = CancellationRelay<AuthorizationTask>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let task = enqueue { result in
                     continuation.resume(with: result.mapError(Self.asCancellationError))
                 }
-                let cancelled = cancellation.withLock { cancellation -> Bool in
-                    if case .cancelled = cancellation { return true }
-                    cancellation = .started(task)
-                    return false
-                }
-                if cancelled { task.cancel() }
+                if !cancellation.start(task) { task.cancel() }
             }
         } onCancel: {
-            let task = cancellation.withLock { cancellation -> AuthorizationTask? in
-                defer { cancellation = .cancelled }
-                if case .started(let task) = cancellation { return task }
-                return nil
-            }
-            task?.cancel()
+            cancellation.cancel()?.cancel()
         }
     }
 
@@ -630,10 +620,4 @@ private enum RefreshOutcome {
     case discarded(waiting: Int)
     case adoptedLate
     case ignored
-}
-
-private enum AsyncCancellation {
-    case notStarted
-    case started(AuthorizationTask)
-    case cancelled
 }
