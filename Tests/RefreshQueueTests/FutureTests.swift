@@ -183,6 +183,18 @@ struct FutureTests {
         }
     }
 
+    @Test func timeoutReachesAnObserverEvenWhenNobodyKeepsTheFutures() async {
+        let completions = Completions<Bool>()
+        // Neither the source (whose body drops `complete`) nor the timed future is kept here:
+        // only the observer cares, and it must still hear the timeout.
+        Future<Int> { _ in }.timeout(after: 0.05, error: ExampleError(code: 9)).observe { result in
+            guard case .failure(let error) = result else { return completions.record(0, false) }
+            completions.record(0, error as? ExampleError == ExampleError(code: 9))
+        }
+        await completions.wait(for: 1)
+        #expect(completions.results[0] == true)
+    }
+
     @Test func timeoutPassesAResultThatArrivesInTime() async throws {
         let soon = Future<Int> { complete in
             DispatchQueue.global().asyncAfter(deadline: .now() + 0.01) { complete(.success(3)) }

@@ -247,9 +247,10 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
         let next = Future<Value>(pending: ())
         whenComplete { next.settle($0) }.run()
         if !next.isCompleted {
-            // Weak: once nobody holds the result, the timer has nothing to keep alive.
-            queue.asyncAfter(deadline: DispatchTime.after(seconds: seconds)) { [weak next] in
-                next?.settle(.failure(error)).run()
+            // Strong: an observer may be all that wants the result, and observers do not keep a
+            // future alive; the timer lets go of it when it fires.
+            queue.asyncAfter(deadline: DispatchTime.after(seconds: seconds)) {
+                next.settle(.failure(error)).run()
             }
         }
         return next
