@@ -534,3 +534,54 @@ struct RetryAfterTests {
         #expect(service.refreshCount == 2)
     }
 }
+
+/// A refresh error whose answers call back into the closure, as an app's own error type may:
+/// the first answer asked for calls `invalidate()`.
+struct ReentrantFailure: TransportFailure, RetryAfterProviding, ReauthenticationRequiring {
+    let closure: Protected<Closure?>
+    let invalidated = Protected(false)
+
+    private func touch() {
+        let first = invalidated.withLock { invalidated in
+            defer { invalidated = true }
+            return !invalidated
+        }
+        if first { closure.withLock { $0 }?.invalidate() }
+    }
+
+    var isTransportFailure: Bool {
+        touch()
+        return false
+    }
+
+    var retryAfter: TimeInterval? {
+        touch()
+        return nil
+    }
+
+    var requiresReauthentication: Bool {
+        touch()
+        return false
+    }
+}
+
+@Suite("RefreshingRequestClosure and user code")
+struct ReentrantUserCodeTests {
+    @Test func anErrorWhoseAnswersCallBackIntoTheClosureDoesNotDeadlockTheRefresh() async {
+        let box = Protected<Closure?>(nil)
+        let service = TokenService(behavior: .fail(ReentrantFailure(closure: box)))
+        service.store(service.authentication("expired", stale: true))
+        let closure = Closure.make(service, refreshWindow: .unlimited)
+        box.withLock { $0 = closure }
+        let completions = Completions<Bool>()
+        closure.authorize(makeRequest()) { result in
+            guard case .failure(RefreshQueueError.refreshFailed(let underlying)) = result else {
+                return completions.record(0, false)
+            }
+            completions.record(0, underlying is ReentrantFailure)
+        }
+        await completions.wait(for: 1, timeout: 30)
+        #expect(completions.results[0] == true)
+        box.withLock { $0 = nil }
+    }
+}

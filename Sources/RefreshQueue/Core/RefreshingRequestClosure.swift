@@ -407,13 +407,16 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     }
 
     private func refreshTimedOut(_ attemptID: UInt64) {
-        let ended = state.withLock { state -> (RefreshAttempt, Int)? in
+        let ended = state.withLock { state -> (RefreshAttempt, Int, Displaced)? in
             guard let attempt = state.refresh, attempt.id == attemptID else { return nil }
             state.refresh = nil
+            let displaced = Displaced(failure: state.failure)
             state.failure = Failure(error: .refreshTimedOut, before: state.nextTicket)
-            return (attempt, state.backlog)
+            return (attempt, state.backlog, displaced)
         }
-        guard let (attempt, waiting) = ended else { return }
+        guard let (attempt, waiting, displaced) = ended else { return }
+        // Released here, outside the lock: an earlier failure may hold a user's error.
+        _ = displaced
         emit(.refreshTimedOut(after: now() - attempt.startedAt))
         resume(after: attempt, waiting: waiting)
     }
@@ -425,50 +428,60 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         let refreshed = result.map { authentication in
             (authentication, headerValue(of: authentication), authentication.isRefreshNeeded)
         }
-        let (outcome, replaced) = state.withLock { state -> (RefreshOutcome, Held?) in
+        // So are the error's answers (TransportFailure, RetryAfterProviding and the like).
+        var failureTraits: (isTransport: Bool, retryAfter: TimeInterval?, requiresReauthentication: Bool)?
+        if case .failure(let error) = result {
+            failureTraits = (Self.isTransportError(error), Self.retryAfter(error), Self.requiresReauthentication(error))
+        }
+        let (outcome, displaced) = state.withLock { state -> (RefreshOutcome, Displaced) in
             let onTime = state.refresh?.id == attempt.id
             if onTime { state.refresh = nil }
             let current = attempt.epoch == state.epoch
             switch refreshed {
             case .success(let (authentication, header, stillStale)):
                 guard current, attempt.id > state.lastAdoptedAttempt else {
-                    return (onTime ? .discarded(waiting: state.backlog) : .ignored, nil)
+                    return (onTime ? .discarded(waiting: state.backlog) : .ignored, Displaced())
                 }
                 state.lastAdoptedAttempt = attempt.id
                 state.generation &+= 1
-                let replaced = state.held
+                var displaced = Displaced(held: state.held)
                 state.held = Held(
                     authentication: authentication, generation: state.generation, epoch: attempt.epoch,
                     header: header)
-                guard onTime else { return (.adoptedLate, replaced) }
+                guard onTime else { return (.adoptedLate, displaced) }
                 if stillStale {
                     // Waiting requests fail instead of refreshing again: no refresh storm.
+                    displaced.failure = state.failure
                     state.failure = Failure(error: .excessiveRefresh, before: state.nextTicket)
                 }
-                return (stillStale ? .stale(waiting: state.backlog) : .succeeded(waiting: state.backlog), replaced)
+                return (stillStale ? .stale(waiting: state.backlog) : .succeeded(waiting: state.backlog), displaced)
             case .failure(let error):
-                if Self.isTransportError(error) {
+                let traits = failureTraits ?? (isTransport: false, retryAfter: nil, requiresReauthentication: false)
+                var displaced = Displaced()
+                if traits.isTransport {
                     state.recentRefreshes.removeAll { $0.id == attempt.id }
                 }
-                if let delay = Self.retryAfter(error), delay > 0 {
+                if let delay = traits.retryAfter, delay > 0 {
+                    displaced.backoff = state.backoff
                     state.backoff = Backoff(until: endedAt + delay, error: .refreshFailed(error))
                 }
-                guard onTime else { return (.ignored, nil) }
-                var dropped: Held?
+                guard onTime else { return (.ignored, displaced) }
                 if current {
+                    displaced.failure = state.failure
                     state.failure = Failure(error: .refreshFailed(error), before: state.nextTicket)
-                    if Self.requiresReauthentication(error) {
+                    if traits.requiresReauthentication {
                         // The refresh token is dead: refreshing it again cannot help. Forget it, so
                         // the next request loads afresh (finding nothing once the store is cleared).
-                        dropped = state.held
+                        displaced.held = state.held
                         state.held = nil
                     }
                 }
-                return (.failed(.refreshFailed(error), waiting: state.backlog), dropped)
+                return (.failed(.refreshFailed(error), waiting: state.backlog), displaced)
             }
         }
-        // Released here, outside the lock: the authentication's deinit is user code.
-        _ = replaced
+        // Released here, outside the lock: the authentication's deinit is user code, and so may
+        // be that of an error an earlier failure held.
+        _ = displaced
         switch outcome {
         case .ignored:
             return
@@ -559,6 +572,14 @@ extension RefreshingRequestClosure {
         /// Refreshes counted against the refresh window.
         var recentRefreshes: [RefreshAttempt] = []
         /// No refresh before this time: the server answered the last one with `Retry-After`.
+        var backoff: Backoff?
+    }
+
+    /// What a change of state under the lock replaced, to be released after the lock: releasing an
+    /// authentication or a user's error may run user code (a `deinit`).
+    private struct Displaced {
+        var held: Held?
+        var failure: Failure?
         var backoff: Backoff?
     }
 
