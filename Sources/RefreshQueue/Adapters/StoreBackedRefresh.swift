@@ -79,7 +79,9 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
             complete(.failure(RefreshQueueError.notAuthenticated))
             return
         }
-        let storedIsOurs = superseded.withLock { $0.contains(stored.accessToken) }
+        // User code (accessToken) is read before taking the lock.
+        let storedToken = stored.accessToken
+        let storedIsOurs = superseded.withLock { $0.contains(storedToken) }
         if stored.accessToken != held.accessToken, !storedIsOurs, !stored.isRefreshNeeded {
             release.unlock()
             complete(.success(stored))
@@ -89,37 +91,47 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         // Bound the lock before calling user code, which may block.
         DispatchQueue.global().asyncAfter(deadline: .after(seconds: timeout * 2)) { release.unlock() }
         base.refresh().observe(on: .global()) { result in
-            // Under the lock if it is still held: save or remove only what was refreshed.
-            let unchanged = load()?.accessToken == base.accessToken
-            let ownsLock = release.isHeld
+            // Take the lock back from the timer: what is saved or removed under it stays under it.
+            // Without a store lock (one process only), there is nothing to lose.
+            let owned = release.take()
+            let locked = storeLock == nil || owned != nil
+            let baseToken = base.accessToken
             switch result {
             case .success(let fresh):
                 superseded.withLock { superseded in
-                    superseded.append(base.accessToken)
+                    superseded.append(baseToken)
                     if superseded.count > 16 { superseded.removeFirst() }
                 }
-                if storeLock == nil || ownsLock {
-                    if unchanged { saveReporting(fresh) }
+                // Save only over what was refreshed: another process may have saved meanwhile.
+                if locked {
+                    if load()?.accessToken == baseToken { saveReporting(fresh) }
                 } else {
-                    saveLate(fresh, replacing: base)
+                    relocking(ifStillHolding: baseToken) { saveReporting(fresh) }
                 }
-                release.unlock()
+                owned?.unlock()
             case .failure(let error):
                 let reauthenticate = Self.requiresReauthentication(error)
-                if reauthenticate && unchanged { try? remove() }
-                release.unlock()
+                if reauthenticate {
+                    if locked {
+                        if load()?.accessToken == baseToken { try? remove() }
+                    } else {
+                        relocking(ifStillHolding: baseToken) { try? remove() }
+                    }
+                }
+                owned?.unlock()
                 if reauthenticate { onReauthenticationRequired?(error) }
             }
             complete(result)
         }
     }
 
-    /// A refresh that outlived the lock: saved under the lock taken again, if the store still
-    /// holds what was refreshed, so that a rotated refresh token is not lost.
-    private func saveLate(_ fresh: Authentication, replacing base: Authentication) {
+    /// For a refresh that outlived its lock: runs `change` under the lock taken again, if the
+    /// store still holds the token that was refreshed, so that a rotated refresh token is not lost
+    /// and nothing newer is overwritten.
+    private func relocking(ifStillHolding token: String, _ change: () -> Void) {
         guard let lateLock = try? lock(1) else { return }
         defer { lateLock.unlock() }
-        if load()?.accessToken == base.accessToken { saveReporting(fresh) }
+        if load()?.accessToken == token { change() }
     }
 
     private func saveReporting(_ authentication: Authentication) {
@@ -143,14 +155,16 @@ private final class LockRelease: Sendable {
         self.lock = Locked(lock)
     }
 
-    /// Whether the lock is still held (not yet released by either path).
-    var isHeld: Bool { lock.withLock { $0 != nil } }
-
-    func unlock() {
-        let held = lock.withLock { lock in
+    /// The lock, taken out so that the timer no longer releases it; `nil` when the timer did.
+    func take() -> (any AuthenticationStoreLock)? {
+        lock.withLock { lock in
             defer { lock = nil }
             return lock
         }
-        held?.unlock()
+    }
+
+    /// Releases the lock unless it was released or taken already.
+    func unlock() {
+        take()?.unlock()
     }
 }
