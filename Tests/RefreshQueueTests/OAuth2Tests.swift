@@ -75,6 +75,26 @@ struct OAuth2TokenTests {
         #expect(!String(reflecting: client).contains("secret-client"))
     }
 
+    @Test func dumpAndMirrorsNeverShowTokensSecretsOrCredentialsInTheURL() throws {
+        let token = OAuth2Token(accessToken: "hidden-access", refreshToken: "hidden-refresh", scope: "s", expiresIn: 60)
+        var dumped = ""
+        dump(token, to: &dumped)
+        #expect(!dumped.contains("hidden"))
+        #expect(dumped.contains("scope"))
+
+        let client = TokenEndpointClient(
+            tokenURL: try #require(URL(string: "https://user:hidden-password@example.test/token?key=hidden-key")),
+            clientID: "id", clientSecret: "hidden-client", additionalParameters: ["audience": "hidden-audience"])
+        var dumpedClient = ""
+        dump(client, to: &dumpedClient)
+        dump(OAuth2Authentication(token: token, client: client), to: &dumpedClient)
+        for text in [dumpedClient, client.description, client.debugDescription] {
+            #expect(!text.contains("hidden"))
+        }
+        #expect(client.description.contains("https://example.test/token"))
+        #expect(dumpedClient.contains("audience"))
+    }
+
     @Test func aTokenRoundTripsThroughCodable() throws {
         let token = OAuth2Token(
             accessToken: "a", tokenType: "Bearer", refreshToken: "r", scope: "s", issuedAt: received, expiresIn: 12.5)
@@ -144,6 +164,12 @@ struct OAuth2ErrorTests {
         #expect(parsed.description.contains("log in again"))
         #expect(!RefreshQueueError.refreshFailed(parsed).description.contains("rt-12345"))
         #expect(RefreshQueueError.refreshFailed(parsed).requiresReauthentication)
+    }
+
+    @Test func anErrorCodeThatEchoesASecretIsRedactedToo() {
+        let parsed = error(400, #"{"error":"rt-12345"}"#, secrets: ["rt-12345"])
+        #expect(!parsed.description.contains("rt-12345"))
+        #expect(!RefreshQueueError.refreshFailed(parsed).description.contains("rt-12345"))
     }
 
     @Test func formEncodingEscapesEverythingButUnreservedCharacters() {

@@ -125,3 +125,20 @@ public struct TokenLeeway: Sendable, Equatable {
         return min(wanted, maximumFractionOfLifetime * max(0, lifetime))
     }
 }
+
+extension OAuth2Token: CustomReflectable {
+    /// What `dump` and debuggers show: every field but the tokens themselves.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "accessToken": "redacted",
+                "tokenType": tokenType,
+                "refreshToken": refreshToken == nil ? "none" : "redacted",
+                "scope": scope as Any,
+                "issuedAt": issuedAt,
+                "expiresAt": expiresAt as Any,
+            ],
+            displayStyle: .struct)
+    }
+}

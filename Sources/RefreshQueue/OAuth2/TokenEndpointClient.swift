@@ -172,7 +172,8 @@ public struct TokenEndpointClient: Sendable {
             let uri = (object["error_uri"] as? String).flatMap(URL.init(string:))
             return .tokenEndpoint(
                 TokenEndpointError(
-                    code: TokenErrorCode(rawValue: code), errorDescription: description, errorURI: uri, status: status))
+                    code: TokenErrorCode(rawValue: redact(secrets, in: code)), errorDescription: description,
+                    errorURI: uri, status: status))
         }
         let retryAfter = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After").flatMap {
             Self.seconds(fromRetryAfter: $0)
@@ -197,14 +198,46 @@ public struct TokenEndpointClient: Sendable {
     }
 }
 
-extension TokenEndpointClient: CustomStringConvertible, CustomDebugStringConvertible {
-    /// The endpoint and client id; the secret is never shown.
+extension TokenEndpointClient: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The endpoint (without credentials or query) and client id; the secret is never shown.
     public var description: String {
-        "TokenEndpointClient(\(tokenURL.absoluteString), client \(clientID), secret \(clientSecret == nil ? "none" : "redacted"))"
+        "TokenEndpointClient(\(endpoint), client \(clientID), secret \(secretSummary))"
     }
 
     /// The same as ``description``.
     public var debugDescription: String { description }
+
+    /// What `dump` and debuggers show: no secret, and only the names of additional parameters
+    /// and headers, whose values may be secrets too.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "tokenURL": endpoint,
+                "clientID": clientID,
+                "clientSecret": secretSummary,
+                "clientAuthentication": clientAuthentication,
+                "additionalParameters": additionalParameters.keys.sorted(),
+                "additionalHeaders": additionalHeaders.keys.sorted(),
+            ],
+            displayStyle: .struct)
+    }
+
+    /// The token URL without user, password, query or fragment.
+    private var endpoint: String {
+        guard var components = URLComponents(url: tokenURL, resolvingAgainstBaseURL: true) else {
+            return "(token URL)"
+        }
+        components.user = nil
+        components.password = nil
+        components.query = nil
+        components.fragment = nil
+        return components.string ?? "(token URL)"
+    }
+
+    private var secretSummary: String {
+        clientSecret == nil ? "none" : "redacted"
+    }
 }
 
 /// The default session's delegate: refuses HTTP authentication challenges and redirects.
