@@ -382,7 +382,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
                 id: state.attemptCounter, epoch: held.epoch, startedAt: startedAt, initiator: task,
                 lease: Locked(self))
             state.refresh = attempt
-            state.recentRefreshes.append(attempt)
+            state.recentRefreshes.append(StartedRefresh(id: attempt.id, startedAt: startedAt))
             return attempt
         }
         guard let attempt else {
@@ -392,9 +392,9 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         queue.suspend()
         // The lease keeps the closure alive until the refresh ends, one way or the other; the
         // timer only holds the lease, so it does not keep the closure once the refresh is over.
-        let lease = attempt.lease
+        let (lease, attemptID) = (attempt.lease, attempt.id)
         DispatchQueue.global().asyncAfter(deadline: .after(seconds: refreshTimeout)) {
-            lease.withLock { $0 }?.refreshTimedOut(attempt.id)
+            lease.withLock { $0 }?.refreshTimedOut(attemptID)
         }
         emit(.refreshStarted(generation: held.generation))
         // `refresh()` runs off the queue: user code that blocks or re-enters cannot stall it,
@@ -570,7 +570,7 @@ extension RefreshingRequestClosure {
         /// The error that requests which arrived before the last failed refresh ended inherit.
         var failure: Failure?
         /// Refreshes counted against the refresh window.
-        var recentRefreshes: [RefreshAttempt] = []
+        var recentRefreshes: [StartedRefresh] = []
         /// No refresh before this time: the server answered the last one with `Retry-After`.
         var backoff: Backoff?
     }
@@ -615,6 +615,12 @@ extension RefreshingRequestClosure {
 
 // Not nested in the generic class: nested types would be generic over `Authentication` and
 // need a runtime metadata lookup on every use from unspecialized code.
+
+/// A refresh counted against the refresh window: only when it started, not what it carried.
+private struct StartedRefresh {
+    let id: UInt64
+    let startedAt: TimeInterval
+}
 
 /// A `Retry-After` in force: until `until` (the closure's clock), refreshes fail with `error`.
 private struct Backoff {
