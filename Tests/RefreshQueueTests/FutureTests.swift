@@ -174,7 +174,8 @@ struct FutureTests {
     }
 
     @Test func timeoutFailsAFutureThatDoesNotCompleteInTime() async {
-        let never = Future<Int> { _ in }
+        let kept = Protected<(@Sendable (Result<Int, any Error>) -> Void)?>(nil)
+        let never = Future<Int> { complete in kept.withLock { $0 = complete } }
         await #expect(throws: ExampleError(code: 7)) {
             try await never.timeout(after: 0.05, error: ExampleError(code: 7)).value
         }
@@ -185,9 +186,11 @@ struct FutureTests {
 
     @Test func timeoutReachesAnObserverEvenWhenNobodyKeepsTheFutures() async {
         let completions = Completions<Bool>()
-        // Neither the source (whose body drops `complete`) nor the timed future is kept here:
-        // only the observer cares, and it must still hear the timeout.
-        Future<Int> { _ in }.timeout(after: 0.05, error: ExampleError(code: 9)).observe { result in
+        // Neither the source (only its `complete` is kept, as pending work would) nor the timed
+        // future is kept here: only the observer cares, and it must still hear the timeout.
+        let kept = Protected<(@Sendable (Result<Int, any Error>) -> Void)?>(nil)
+        Future<Int> { complete in kept.withLock { $0 = complete } }
+            .timeout(after: 0.05, error: ExampleError(code: 9)).observe { result in
             guard case .failure(let error) = result else { return completions.record(0, false) }
             completions.record(0, error as? ExampleError == ExampleError(code: 9))
         }
@@ -213,30 +216,100 @@ struct FutureTests {
         }
         #expect(try await Future.all(futures).value == Array(0..<50))
         #expect(try await Future<Int>.all([]).value == [])
-        let never = Future<Int> { _ in }
+        let kept = Protected<(@Sendable (Result<Int, any Error>) -> Void)?>(nil)
+        let never = Future<Int> { complete in kept.withLock { $0 = complete } }
         await #expect(throws: ExampleError(code: 8)) {
             try await Future.all([never, Future(error: ExampleError(code: 8))]).value
         }
     }
 }
 
+@Suite("Future abandoned")
+struct FutureAbandonedTests {
+    typealias Complete = @Sendable (Result<Int, any Error>) -> Void
+
+    @Test func aFutureWhoseBodyDropsCompleteFailsAtOnceWithFutureAbandonedError() {
+        let future = Future<Int> { _ in }
+        let seen = Protected<[Bool]>([])
+        future.observe { result in
+            guard case .failure(let error) = result else { return seen.withLock { $0.append(false) } }
+            seen.withLock { $0.append(error is FutureAbandonedError) }
+        }
+        #expect(seen.current == [true])
+    }
+
+    @Test func droppingTheLastCopyOfCompleteLaterFailsEveryObserverAndStageOnce() async {
+        let kept = Protected<Complete?>(nil)
+        let results = Completions<Bool>()
+        do {
+            let head = Future<Int> { complete in kept.withLock { $0 = complete } }
+            head.observe { results.record(0, (try? $0.get()) == nil) }
+            head.map { $0 + 1 }.flatMap { Future(value: $0 * 2) }.observe { result in
+                guard case .failure(let error) = result else { return results.record(1, false) }
+                results.record(1, error is FutureAbandonedError)
+            }
+        }
+        #expect(results.count == 0)
+        // The pending work is dropped without completing its future.
+        kept.withLock { $0 = nil }
+        #expect(results.count == 2)
+        #expect(results.results[0] == true && results.results[1] == true)
+        #expect(results.duplicates.isEmpty)
+    }
+
+    @Test func aCompletedFutureIsNotFailedWhenItsCompleteIsDropped() throws {
+        let kept = Protected<Complete?>(nil)
+        let future = Future<Int> { complete in
+            complete(.success(1))
+            kept.withLock { $0 = complete }
+        }
+        kept.withLock { $0 = nil }
+        #expect(try future.result?.get() == 1)
+    }
+
+    @Test func timeoutReportsAnAbandonedSourceAtOnceNotAfterItsTimer() async {
+        let kept = Protected<Complete?>(nil)
+        let timed = Future<Int> { complete in kept.withLock { $0 = complete } }.timeout(after: 60)
+        kept.withLock { $0 = nil }
+        guard case .failure(let error) = timed.result else {
+            Issue.record("expected the timed future to have failed at once")
+            return
+        }
+        #expect(error is FutureAbandonedError)
+    }
+
+    @Test func anAsyncWaiterOfAnAbandonedFutureThrowsInsteadOfWaitingForever() async {
+        let kept = Protected<Complete?>(nil)
+        let future = Future<Int> { complete in kept.withLock { $0 = complete } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { kept.withLock { $0 = nil } }
+        await #expect(throws: FutureAbandonedError.self) { try await future.value }
+    }
+}
+
 @Suite("Future memory")
 struct FutureMemoryTests {
-    @Test(.exclusive) func droppingAPendingChainOfOneHundredThousandStagesDoesNotOverflowTheStack() async {
+    @Test(.exclusive) func abandoningAPendingChainOfOneHundredThousandStagesFailsItWithoutOverflowingTheStack() async {
         let done = Completions<Bool>()
         // A thread with a small stack, like a secondary thread on Apple platforms.
         let thread = Thread {
-            var head: Future<Int>? = Future<Int> { _ in }
+            let kept = Protected<FutureAbandonedTests.Complete?>(nil)
+            let head = Future<Int> { complete in kept.withLock { $0 = complete } }
             var future = head
             for _ in 0..<100_000 {
-                future = future?.map { $0 + 1 }
+                future = future.map { $0 + 1 }
             }
-            future = nil
-            head = nil
-            done.record(0, head == nil)
+            let tail = Protected<Bool?>(nil)
+            future.observe { result in
+                guard case .failure(let error) = result else { return tail.withLock { $0 = false } }
+                tail.withLock { $0 = error is FutureAbandonedError }
+            }
+            // Dropping the pending work fails every stage, one at a time, and frees them.
+            kept.withLock { $0 = nil }
+            done.record(0, tail.current == true)
         }
         thread.stackSize = 512 * 1024
         thread.start()
         await done.wait(for: 1)
+        #expect(done.results[0] == true)
     }
 }

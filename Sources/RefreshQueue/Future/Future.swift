@@ -55,11 +55,14 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// `body` receives `complete`, which may be called from any thread and at any later time;
     /// the first call completes the future and later calls are ignored. Callbacks registered
     /// before completion run on the thread that calls `complete`.
+    ///
+    /// If every copy of `complete` is released without having been called, the work that held it
+    /// was dropped and the future can never complete: it fails at that moment with
+    /// ``FutureAbandonedError``, so that nobody waits for it forever.
     public init(_ body: (_ complete: @escaping @Sendable (Result<Value, any Error>) -> Void) -> Void) {
         state = Locked(.pending([]))
-        body { [self] result in
-            self.settle(result).run()
-        }
+        let completer = Completer(self)
+        body { result in completer.complete(result) }
     }
 
     /// Creates a future that is already completed with `value`.
@@ -235,6 +238,10 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// This future itself is not cancelled and may still complete later; observers of this future
     /// still see that result. Only the returned future is bounded in time.
     ///
+    /// When this future is abandoned (see ``FutureAbandonedError``) before time runs out, the
+    /// returned future fails at once with ``FutureAbandonedError`` rather than with `error`: it is
+    /// known then that no result will come, and waiting would only delay the caller.
+    ///
     /// - Parameters:
     ///   - seconds: How long to wait. Zero, negative or NaN values time out at once.
     ///   - queue: Where the timer runs; the timed-out completion happens there.
@@ -298,15 +305,41 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     }
 
     deinit {
-        // A future dropped before completion holds the next stage of its chain through its
-        // callbacks; releasing them here would free a long chain by nested deinits and overflow
-        // the stack. Hand them to a loop that frees one stage at a time instead.
-        AbandonedCallbacks.release {
-            state.withLock { state -> [Callback] in
-                guard case .pending(let callbacks) = state, !callbacks.isEmpty else { return [] }
-                state = .pending([])
-                return callbacks
-            }
+        // Released before it completed: nothing can complete it any more. Its observers (and the
+        // next stages of its chain, which they hold) hear that once, with a failure, from a loop
+        // that runs one stage at a time, so that neither a long chain nor nested releases grow
+        // the stack.
+        let callbacks = state.withLock { state -> [Callback] in
+            guard case .pending(let callbacks) = state, !callbacks.isEmpty else { return [] }
+            state = .pending([])
+            return callbacks
+        }
+        if !callbacks.isEmpty {
+            AbandonedFutures.fail(Self.failing(callbacks))
+        }
+    }
+
+    /// The steps that call `callbacks` with ``FutureAbandonedError``.
+    private static func failing(_ callbacks: [Callback]) -> FutureContinuations {
+        let result = Result<Value, any Error>.failure(FutureAbandonedError())
+        return FutureContinuations(callbacks.map { callback -> FutureContinuations.Step in { callback(result) } })
+    }
+
+    /// Completes the future when called; fails it with ``FutureAbandonedError`` when released
+    /// uncalled. The `complete` function handed to a future's body holds the only reference.
+    private final class Completer: Sendable {
+        private let future: Future<Value>
+
+        init(_ future: Future<Value>) {
+            self.future = future
+        }
+
+        func complete(_ result: Result<Value, any Error>) {
+            future.settle(result).run()
+        }
+
+        deinit {
+            AbandonedFutures.fail(future.settle(.failure(FutureAbandonedError())))
         }
     }
 
@@ -353,6 +386,20 @@ public struct FutureTimeoutError: Error, Sendable, CustomStringConvertible {
 
     /// A sentence for people.
     public var description: String { "The operation did not complete in time." }
+}
+
+/// The error of a future that was abandoned: the work that would have completed it was released
+/// first, so it can never complete.
+///
+/// A future fails with it when every copy of the `complete` function given to its body is
+/// released uncalled, and when the future itself is released while still pending; its observers
+/// and later stages then see this error, once, on the thread that released it.
+public struct FutureAbandonedError: Error, Sendable, CustomStringConvertible {
+    /// Creates the error.
+    public init() {}
+
+    /// A sentence for people.
+    public var description: String { "The operation was abandoned before it completed." }
 }
 
 /// Values of ``Future/all(_:)`` collected so far.

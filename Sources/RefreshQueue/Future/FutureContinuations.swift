@@ -31,12 +31,15 @@ struct FutureContinuations: Sendable {
         many = steps
     }
 
+    /// Whether there is nothing to run.
+    var isEmpty: Bool { single == nil && many.isEmpty }
+
     /// Runs every step and every step they produce, depth first, in a loop.
     ///
     /// Depth first keeps the order a nested call would have had: the callbacks of a future that
     /// a step completes run before the next sibling step.
     func run() {
-        if single == nil && many.isEmpty { return }
+        if isEmpty { return }
         var pending: [Step] = []
         push(self, onto: &pending)
         while let step = pending.popLast() {
