@@ -20,13 +20,16 @@ extension Timeline {
         switch event {
         case .refreshStarted:
             log("refresh started; requests wait behind it")
+        case .refreshAheadStarted:
+            log("refresh ahead started; requests are still signed with the current token")
         case .refreshSucceeded(let duration):
             log("refresh succeeded in \(Int((duration * 1000).rounded())) ms")
         case .requestsResumed(let waiting):
             log("queue resumed: \(waiting) waiting \(waiting == 1 ? "request" : "requests") go out")
-        case .refreshFailed, .refreshTimedOut, .refreshRefused, .lateRefreshAdopted, .saveFailed:
+        case .refreshFailed, .refreshAheadFailed, .refreshTimedOut, .refreshRefused, .lateRefreshAdopted,
+            .refreshAbandoned, .saveFailed:
             log(event.description)
-        case .authenticationLoaded, .requestWaiting:
+        case .authenticationLoaded, .requestWaiting, .refreshHeldRequests:
             break
         }
     }

@@ -132,11 +132,11 @@ struct RefreshOverHTTPTests {
         #expect(stub.counters.apiRequestsByStatus[401] == nil)
     }
 
-    @Test(.exclusive) func aHungRefreshTimesOutAndTheNextRequestRecovers() async throws {
+    @Test(.exclusive) func aHungRefreshTimesOutItsWaitersStartsNoSecondRefreshAndIsAbandonedAtTheLimit() async throws {
         let (stub, accounts, expired) = try await expiredLogin()
         defer { stub.stop() }
         stub.injectFaults(.hang)
-        let closure = RefreshingRequestClosure.holding(expired, refreshTimeout: 2)
+        let closure = RefreshingRequestClosure.holding(expired, refreshTimeout: 2, abandonAfter: 3)
         let started = ProcessInfo.processInfo.systemUptime
         let results = await withTaskGroup(of: Result<Int, any Error>.self) { group in
             for _ in 0..<20 {
@@ -151,7 +151,11 @@ struct RefreshOverHTTPTests {
                 continue
             }
         }
+        // The hung refresh still runs: this request waits for it, not for a second one, and once
+        // it is abandoned (3 s after it started) a new refresh serves the request.
+        #expect(stub.counters.refreshTokenGrants + stub.counters.faultsInjected == 1)
         #expect(try await accounts.me(through: closure).get() == 200)
+        #expect(stub.counters.faultsInjected == 1)
     }
 }
 

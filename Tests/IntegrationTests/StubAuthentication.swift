@@ -111,11 +111,13 @@ struct StubAccounts: Sendable {
 extension RefreshingRequestClosure where Authentication == StubAuthentication {
     /// A closure that starts out holding `authentication` and signs only the stub's API.
     static func holding(
-        _ authentication: StubAuthentication, refreshTimeout: TimeInterval = 30, refreshWindow: RefreshWindow = .default
+        _ authentication: StubAuthentication, refreshTimeout: TimeInterval = 30, abandonAfter: TimeInterval? = nil,
+        refreshWindow: RefreshWindow = .default
     ) -> Self {
         let held = LoadOnce(authentication)
         return Self(
             refreshTimeout: refreshTimeout,
+            abandonAfter: abandonAfter,
             refreshWindow: refreshWindow,
             requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true },
             find: { held.take() })

@@ -57,11 +57,31 @@ struct OAuth2TokenTests {
     }
 
     @Test(arguments: [(3600.0, 360.0), (600.0, 60.0), (100.0, 50.0), (1.0, 0.5), (0.3, 0.15)])
-    func theDefaultLeewayIsTheLongerOfAMinuteAndATenthCappedAtHalfTheLifetime(lifetime: Double, leeway: Double) {
+    func refreshAheadIsRecommendedWithinTheLongerOfAMinuteAndATenthCappedAtHalfTheLifetime(
+        lifetime: Double, leeway: Double
+    ) {
         #expect(abs(TokenLeeway.default.seconds(forLifetime: lifetime) - leeway) < 1e-9)
         let token = OAuth2Token(accessToken: "a", issuedAt: received, expiresIn: lifetime)
-        #expect(!token.isRefreshNeeded(at: received.addingTimeInterval(lifetime - leeway - 0.001)))
-        #expect(token.isRefreshNeeded(at: received.addingTimeInterval(lifetime - leeway + 0.001)))
+        #expect(!token.isRefreshRecommended(at: received.addingTimeInterval(lifetime - leeway - 0.001)))
+        #expect(token.isRefreshRecommended(at: received.addingTimeInterval(lifetime - leeway + 0.001)))
+    }
+
+    @Test(arguments: [(3600.0, 10.0), (600.0, 10.0), (60.0, 6.0), (1.0, 0.1), (0.3, 0.03)])
+    func requestsWaitOnlyWithinTheSafetyMarginOfTenSecondsOrATenthOfTheLifetime(lifetime: Double, margin: Double) {
+        #expect(abs(TokenLeeway.default.safetySeconds(forLifetime: lifetime) - margin) < 1e-9)
+        let token = OAuth2Token(accessToken: "a", issuedAt: received, expiresIn: lifetime)
+        let justOutside = received.addingTimeInterval(lifetime - margin - 0.001)
+        #expect(!token.isRefreshNeeded(at: justOutside))
+        #expect(token.isRefreshRecommended(at: justOutside))
+        #expect(token.isRefreshNeeded(at: received.addingTimeInterval(lifetime - margin + 0.001)))
+    }
+
+    @Test func aTokenWithoutExpiryIsNeitherRecommendedNorNeededAndTheMarginNeverExceedsTheLeeway() {
+        let forever = OAuth2Token(accessToken: "a", issuedAt: received)
+        #expect(!forever.isRefreshRecommended(at: received.addingTimeInterval(1e9)))
+        #expect(!forever.isRefreshNeeded(at: received.addingTimeInterval(1e9)))
+        let tight = TokenLeeway(minimum: 2, fractionOfLifetime: 0, maximumFractionOfLifetime: 1, safetyMargin: 30)
+        #expect(tight.safetySeconds(forLifetime: 3600) == 2)
     }
 
     @Test func descriptionsNeverShowTheTokens() throws {

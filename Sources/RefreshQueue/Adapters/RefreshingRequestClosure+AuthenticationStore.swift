@@ -20,6 +20,9 @@ extension RefreshingRequestClosure {
     /// With a rotating refresh token, two processes refreshing at once would make the server
     /// revoke the whole token family (RFC 9700 §4.14.2); this prevents it.
     ///
+    /// A refreshed authentication is adopted only if the store still held what was refreshed when
+    /// it was saved: after a logout or another login meanwhile, the closure loads afresh instead.
+    ///
     /// A refresh that fails because the user must log in again (an error whose
     /// ``ReauthenticationRequiring/requiresReauthentication`` is `true`, such as `invalid_grant`)
     /// removes the stored authentication and calls `onReauthenticationRequired` once for that
@@ -27,6 +30,7 @@ extension RefreshingRequestClosure {
     public convenience init<Store: AuthenticationStore>(
         store: Store,
         refreshTimeout: TimeInterval = 30,
+        abandonAfter: TimeInterval? = nil,
         refreshWindow: RefreshWindow = .default,
         scheme: AuthorizationScheme = .bearer,
         missingAuthentication: MissingAuthenticationPolicy = .fail,
@@ -36,10 +40,10 @@ extension RefreshingRequestClosure {
         clock: @escaping @Sendable () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }
     ) where Store.Value == Authentication {
         self.init(
-            refreshTimeout: refreshTimeout, refreshWindow: refreshWindow, scheme: scheme,
+            refreshTimeout: refreshTimeout, abandonAfter: abandonAfter, refreshWindow: refreshWindow, scheme: scheme,
             missingAuthentication: missingAuthentication, requiresAuthentication: requiresAuthentication,
             through: StoreBackedRefresh(
-                store: store, decode: { $0 }, encode: { $0 }, timeout: refreshTimeout,
+                store: store, decode: { $0 }, encode: { $0 },
                 onReauthenticationRequired: onReauthenticationRequired, onEvent: onEvent),
             onEvent: onEvent, clock: clock)
     }
@@ -47,6 +51,7 @@ extension RefreshingRequestClosure {
     /// A closure that loads and refreshes through `storeRefresh`.
     convenience init(
         refreshTimeout: TimeInterval,
+        abandonAfter: TimeInterval?,
         refreshWindow: RefreshWindow,
         scheme: AuthorizationScheme,
         missingAuthentication: MissingAuthenticationPolicy,
@@ -56,8 +61,8 @@ extension RefreshingRequestClosure {
         clock: @escaping @Sendable () -> TimeInterval
     ) {
         self.init(
-            refreshTimeout: refreshTimeout, refreshWindow: refreshWindow, scheme: scheme,
+            refreshTimeout: refreshTimeout, abandonAfter: abandonAfter, refreshWindow: refreshWindow, scheme: scheme,
             missingAuthentication: missingAuthentication, requiresAuthentication: requiresAuthentication,
-            find: storeRefresh.load, refresh: storeRefresh.refresh, onEvent: onEvent, clock: clock)
+            find: storeRefresh.load, refresh: storeRefresh.refresh(_:within:), onEvent: onEvent, clock: clock)
     }
 }

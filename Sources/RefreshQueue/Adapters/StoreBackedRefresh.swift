@@ -6,18 +6,23 @@ import Foundation
 ///
 /// With a ``CoordinatedAuthenticationStore`` the whole step runs under the store's lock, which
 /// every process sharing the store takes too (with any other store, the same without a lock):
-/// 1. take the lock, waiting at most the refresh timeout;
+/// 1. take the lock, waiting at most half of the closure's `abandonAfter` (another process holds
+///    it for at most that long, so that a refresh finishing within `refreshTimeout` over there is
+///    always waited for here);
 /// 2. load what is stored. Nothing stored means the user logged out (here or in another
 ///    process): fail with ``RefreshQueueError/notAuthenticated`` rather than log them back in.
 ///    If another process has refreshed meanwhile (the stored access token differs from the one
 ///    held here, is still fresh, and is not one this process replaced itself), adopt it;
 /// 3. otherwise refresh the newest of the two (the stored one has the newest refresh token should
 ///    another process have rotated it), save the result if the store still holds what was
-///    refreshed (a login or logout meanwhile wins), release the lock.
+///    refreshed, release the lock. If the store holds something else by then (a logout or a
+///    login meanwhile wins), the result is neither saved nor adopted: the refresh fails with
+///    ``RefreshSuperseded`` and the closure loads afresh.
 ///
-/// The lock is held until the refresh request has ended, so no other process can send the same
-/// refresh token meanwhile; to bound the harm of a refresh that never ends, it is released after
-/// twice the refresh timeout at most. A refresh that fails with an error that requires
+/// The lock is held until the refresh has ended, so no other process can send the same refresh
+/// token meanwhile, or until the closure abandons the refresh (`abandonAfter` after it started):
+/// the same limit, so that a new refresh may start only when no other is still under way. The
+/// built-in OAuth 2.0 refresh ends its token request before that. A refresh that fails with an error that requires
 /// re-authentication (`invalid_grant`) removes the stored authentication (if it is still the
 /// one refreshed) and calls `onReauthenticationRequired` once for that failure, after the lock
 /// is released.
@@ -27,7 +32,8 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
     let remove: @Sendable () throws -> Void
     /// Takes the store's cross-process lock, which is `nil` for a store only this process uses.
     let lock: @Sendable (TimeInterval) throws -> (any AuthenticationStoreLock)?
-    let timeout: TimeInterval
+    /// Refreshes an authentication within a budget.
+    let refreshBase: @Sendable (Authentication, RefreshBudget) -> Future<Authentication>
     let onReauthenticationRequired: (@Sendable (any Error) -> Void)?
     let onSaveFailure: @Sendable (any Error) -> Void
     /// Access tokens this process refreshed away: a store still holding one of them missed a save,
@@ -40,7 +46,6 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         store: Store,
         decode: @escaping @Sendable (Store.Value) -> Authentication,
         encode: @escaping @Sendable (Authentication) -> Store.Value,
-        timeout: TimeInterval,
         onReauthenticationRequired: (@Sendable (any Error) -> Void)?,
         onEvent: (@Sendable (RefreshEvent) -> Void)?
     ) {
@@ -48,27 +53,29 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         save = { try store.save(encode($0)) }
         remove = { try store.remove() }
         lock = { try store.refreshLock(timeout: $0) }
-        self.timeout = timeout
+        refreshBase = RefreshingRequestClosure<Authentication>.refreshWithinBudget
         self.onReauthenticationRequired = onReauthenticationRequired
         onSaveFailure = { onEvent?(.saveFailed(RefreshQueueError.summary(of: $0))) }
     }
 
-    /// Refreshes `held` as described above.
-    func refresh(_ held: Authentication) -> Future<Authentication> {
+    /// Refreshes `held` as described above, within `budget`.
+    func refresh(_ held: Authentication, within budget: RefreshBudget) -> Future<Authentication> {
         Future { complete in
             // Waiting for the lock and writing the file block a thread: never the closure's
             // queue, never the Swift concurrency pool.
             DispatchQueue.global().async {
-                run(held, complete: complete)
+                run(held, budget: budget, complete: complete)
             }
         }
     }
 
-    private func run(_ held: Authentication, complete: @escaping @Sendable (Result<Authentication, any Error>) -> Void)
-    {
+    private func run(
+        _ held: Authentication, budget: RefreshBudget,
+        complete: @escaping @Sendable (Result<Authentication, any Error>) -> Void
+    ) {
         let storeLock: (any AuthenticationStoreLock)?
         do {
-            storeLock = try lock(timeout)
+            storeLock = try lock(Self.seconds(until: budget.deadline(atFraction: 0.5)))
         } catch {
             complete(.failure(error))
             return
@@ -88,9 +95,10 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
             return
         }
         let base = storedIsOurs ? held : stored
-        // Bound the lock before calling user code, which may block.
-        DispatchQueue.global().asyncAfter(deadline: .after(seconds: timeout * 2)) { release.unlock() }
-        base.refresh().observe(on: .global()) { result in
+        // Bound the lock before calling user code, which may block: it is released when the
+        // closure abandons the refresh, and not before.
+        DispatchQueue.global().asyncAfter(deadline: budget.deadline(atFraction: 1)) { release.unlock() }
+        refreshBase(base, budget).observe(on: .global()) { result in
             // Take the lock back from the timer: what is saved or removed under it stays under it.
             // Without a store lock (one process only), there is nothing to lose.
             let owned = release.take()
@@ -102,13 +110,22 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
                     superseded.append(baseToken)
                     if superseded.count > 16 { superseded.removeFirst() }
                 }
-                // Save only over what was refreshed: another process may have saved meanwhile.
+                // Save only over what was refreshed: a logout or a login meanwhile wins, and then
+                // the result is not used either.
+                var saved = false
                 if locked {
-                    if load()?.accessToken == baseToken { saveReporting(fresh) }
+                    if load()?.accessToken == baseToken {
+                        saveReporting(fresh)
+                        saved = true
+                    }
                 } else {
-                    relocking(ifStillHolding: baseToken) { saveReporting(fresh) }
+                    saved = relocking(ifStillHolding: baseToken) { saveReporting(fresh) }
                 }
                 owned?.unlock()
+                guard saved else {
+                    complete(.failure(RefreshSuperseded()))
+                    return
+                }
             case .failure(let error):
                 let reauthenticate = Self.requiresReauthentication(error)
                 if reauthenticate {
@@ -127,11 +144,21 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
 
     /// For a refresh that outlived its lock: runs `change` under the lock taken again, if the
     /// store still holds the token that was refreshed, so that a rotated refresh token is not lost
-    /// and nothing newer is overwritten.
-    private func relocking(ifStillHolding token: String, _ change: () -> Void) {
-        guard let lateLock = try? lock(1) else { return }
+    /// and nothing newer is overwritten. Returns whether it ran.
+    @discardableResult
+    private func relocking(ifStillHolding token: String, _ change: () -> Void) -> Bool {
+        guard let lateLock = try? lock(1) else { return false }
         defer { lateLock.unlock() }
-        if load()?.accessToken == token { change() }
+        guard load()?.accessToken == token else { return false }
+        change()
+        return true
+    }
+
+    /// Seconds from now until `deadline`, at least zero.
+    private static func seconds(until deadline: DispatchTime) -> TimeInterval {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let end = deadline.uptimeNanoseconds
+        return end > now ? Double(end - now) / 1e9 : 0
     }
 
     private func saveReporting(_ authentication: Authentication) {

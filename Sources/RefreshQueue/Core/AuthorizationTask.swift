@@ -8,13 +8,15 @@ import FoundationNetworking
 /// while it waits for a refresh.
 ///
 /// Cancelling a waiting request completes it at once with ``RefreshQueueError/cancelled``; it is
-/// never signed or sent. Cancelling a request that has already completed does nothing.
+/// never signed or sent, and it stops counting as waiting. Cancelling a request that has already
+/// completed does nothing.
 public final class AuthorizationTask: Sendable {
     /// The completion handler of an authorization.
     typealias Completion = @Sendable (Result<URLRequest, any Error>) -> Void
 
     private enum Status {
-        case waiting(Completion)
+        /// Waiting; `canceller` is told when the task is cancelled, and let go of on completion.
+        case waiting(Completion, canceller: (any TaskCancelling)?)
         case completed
         case cancelled
     }
@@ -22,30 +24,23 @@ public final class AuthorizationTask: Sendable {
     /// The request as it was handed in, unsigned.
     let request: URLRequest
 
-    /// Its place in arrival order among the requests that went through the closure's queue.
+    /// Its place in arrival order among the requests that waited in the closure.
     let ticket: UInt64
-
-    /// For a request the server rejected (HTTP 401): the generation of the authentication that
-    /// signed it, if that is still the one held. That generation is then refreshed even though it
-    /// does not say it needs to be.
-    let rejectedGeneration: UInt64?
 
     private let status: Locked<Status>
 
     /// A task that completed before it was handed out (the request was signed without waiting).
     static let finished = AuthorizationTask()
 
-    init(request: URLRequest, ticket: UInt64, rejectedGeneration: UInt64?, completion: @escaping Completion) {
+    init(request: URLRequest, ticket: UInt64, canceller: (any TaskCancelling)?, completion: @escaping Completion) {
         self.request = request
         self.ticket = ticket
-        self.rejectedGeneration = rejectedGeneration
-        self.status = Locked(.waiting(completion))
+        self.status = Locked(.waiting(completion, canceller: canceller))
     }
 
     private init() {
         request = URLRequest(url: URL(fileURLWithPath: "/"))
         ticket = 0
-        rejectedGeneration = nil
         status = Locked(.completed)
     }
 
@@ -67,20 +62,28 @@ public final class AuthorizationTask: Sendable {
 
     /// Completes the request with ``RefreshQueueError/cancelled`` unless it has completed already.
     public func cancel() {
-        finish(.failure(RefreshQueueError.cancelled), cancelling: true)
+        let taken: (Completion, (any TaskCancelling)?)? = status.withLock { status in
+            guard case .waiting(let completion, let canceller) = status else { return nil }
+            status = .cancelled
+            return (completion, canceller)
+        }
+        guard let (completion, canceller) = taken else { return }
+        completion(.failure(RefreshQueueError.cancelled))
+        canceller?.taskCancelled(ticket: ticket)
     }
 
     /// Calls the completion handler unless it was called before. The first call wins.
     func complete(_ result: Result<URLRequest, any Error>) {
-        finish(result, cancelling: false)
-    }
-
-    private func finish(_ result: Result<URLRequest, any Error>, cancelling: Bool) {
         let completion: Completion? = status.withLock { status in
-            guard case .waiting(let completion) = status else { return nil }
-            status = cancelling ? .cancelled : .completed
+            guard case .waiting(let completion, _) = status else { return nil }
+            status = .completed
             return completion
         }
         completion?(result)
     }
+}
+
+/// Who hears that a waiting task was cancelled, so that it stops waiting in line.
+protocol TaskCancelling: AnyObject, Sendable {
+    func taskCancelled(ticket: UInt64)
 }

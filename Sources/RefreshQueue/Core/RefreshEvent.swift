@@ -9,8 +9,13 @@ public enum RefreshEvent: Sendable {
     /// `find()` was consulted because nothing was held; `found` tells whether it returned a value.
     case authenticationLoaded(found: Bool)
 
-    /// A refresh started. `generation` counts the authentications this closure has held.
+    /// A refresh started that requests wait for. `generation` counts the authentications this
+    /// closure has held.
     case refreshStarted(generation: UInt64)
+
+    /// A refresh ahead started in the background (the authentication recommended it); requests
+    /// are still signed with the current token meanwhile.
+    case refreshAheadStarted(generation: UInt64)
 
     /// A refresh succeeded after `duration` seconds.
     case refreshSucceeded(duration: TimeInterval)
@@ -18,11 +23,26 @@ public enum RefreshEvent: Sendable {
     /// A refresh failed (or returned a value that still needed a refresh) after `duration` seconds.
     case refreshFailed(RefreshQueueError, duration: TimeInterval)
 
-    /// A refresh did not finish within the timeout; the waiting requests were failed.
+    /// A refresh ahead failed after `duration` seconds. Nobody was waiting for it: the current
+    /// token stays in use, and another refresh ahead is tried later.
+    case refreshAheadFailed(RefreshQueueError, duration: TimeInterval)
+
+    /// Requests waited `refreshTimeout` and were failed; the refresh, `after` seconds old, keeps
+    /// running and later requests wait for it.
     case refreshTimedOut(after: TimeInterval)
 
-    /// A refresh finished after its timeout; its authentication was still adopted.
+    /// A refresh finished after the requests waiting for it had timed out (or after it was
+    /// abandoned); its authentication was still adopted.
     case lateRefreshAdopted(duration: TimeInterval)
+
+    /// A refresh ran for the closure's `abandonAfter` without ending and was given up, `after`
+    /// seconds after it started: a new refresh may start. Should it still end, a success is
+    /// adopted.
+    case refreshAbandoned(after: TimeInterval)
+
+    /// A refresh held `count` requests (they waited for it) for `duration` seconds, from the first
+    /// one's arrival until the last was released.
+    case refreshHeldRequests(count: Int, duration: TimeInterval)
 
     /// A request started waiting; `waiting` requests are now queued.
     case requestWaiting(waiting: Int)
@@ -46,6 +66,14 @@ extension RefreshEvent: CustomStringConvertible {
             return found ? "authentication loaded" : "no authentication found"
         case .refreshStarted(let generation):
             return "refresh started (generation \(generation))"
+        case .refreshAheadStarted(let generation):
+            return "refresh ahead started (generation \(generation))"
+        case .refreshAheadFailed(let error, let duration):
+            return "refresh ahead failed in \(Self.milliseconds(duration)), current token kept: \(error)"
+        case .refreshAbandoned(let after):
+            return "refresh abandoned after \(Self.milliseconds(after))"
+        case .refreshHeldRequests(let count, let duration):
+            return "refresh held \(count) \(count == 1 ? "request" : "requests") for \(Self.milliseconds(duration))"
         case .refreshSucceeded(let duration):
             return "refresh succeeded in \(Self.milliseconds(duration))"
         case .refreshFailed(let error, let duration):
@@ -66,6 +94,9 @@ extension RefreshEvent: CustomStringConvertible {
     }
 
     private static func milliseconds(_ seconds: TimeInterval) -> String {
-        "\(Int((seconds * 1000).rounded())) ms"
+        // Clamped before converting: a clock gone wrong must not crash a log line.
+        let value = (seconds * 1000).rounded()
+        guard value.isFinite else { return "? ms" }
+        return "\(Int(min(max(value, -1e15), 1e15))) ms"
     }
 }

@@ -30,16 +30,29 @@
 /// ```
 ///
 /// ``RefreshingRequestClosure`` never calls these members while it holds a lock. It reads
-/// `isRefreshNeeded` from any thread (from the caller's thread when signing without waiting), so
-/// it must be cheap and thread-safe; `find()` is called on the closure's queue; `refresh()` is
-/// called on a global dispatch queue, at most once per generation of the authentication (a
-/// refresh that outlived its timeout is the one exception: the next request may start another).
+/// `isRefreshNeeded` and `isRefreshRecommended` from any thread (from the caller's thread when
+/// signing without waiting), so they must be cheap and thread-safe; `find()` is called on the
+/// closure's queue; `refresh()` is called on a global dispatch queue, at most once per generation
+/// of the authentication. Only a refresh that never ends is given up, after the closure's
+/// `abandonAfter`; then, and only then, may another refresh of the same token start.
 public protocol RefreshableAuthentication: Sendable {
-    /// Whether the access token should be refreshed before it is used.
+    /// Whether the access token must be refreshed before it is used.
     ///
-    /// Read before signing requests. Return `true` a little before the token actually expires, so
-    /// that a request signed now does not reach the server after expiry.
+    /// Read before signing requests. While it is `true`, requests wait for a refresh. Return
+    /// `true` a little before the token actually expires, so that a request signed now does not
+    /// reach the server after expiry.
     var isRefreshNeeded: Bool { get }
+
+    /// Whether a refresh should start now, in the background, although the token still works.
+    ///
+    /// Refresh ahead: while this is `true` and ``isRefreshNeeded`` is `false`, requests are signed
+    /// at once with the current token and one refresh runs in the background; nobody waits for
+    /// it. When it succeeds, the new token signs from then on; when it fails, the current token
+    /// stays in use and the closure tries again later. Return `true` some time before
+    /// ``isRefreshNeeded`` would, so that the refresh is done before anyone has to wait for it.
+    ///
+    /// The default implementation returns `false`: no refresh ahead.
+    var isRefreshRecommended: Bool { get }
 
     /// The access token that signs requests, without any scheme prefix such as `Bearer`.
     ///
@@ -66,4 +79,10 @@ public protocol RefreshableAuthentication: Sendable {
     /// request that needs signing (on the closure's queue), so that a login saved elsewhere is
     /// picked up without a call to `invalidate()`. Keep it cheap when there is nothing to find.
     static func find() -> Self?
+}
+
+extension RefreshableAuthentication {
+    /// `false`: without an implementation of its own, an authentication is refreshed only when
+    /// ``isRefreshNeeded`` says so.
+    public var isRefreshRecommended: Bool { false }
 }

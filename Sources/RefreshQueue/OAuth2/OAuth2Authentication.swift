@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 /// The built-in ``RefreshableAuthentication`` for OAuth 2.0: a token plus the client that
@@ -10,7 +11,9 @@ import Foundation
 /// let (data, response) = try await authentication.data(for: URLRequest(url: meURL), using: .shared)
 /// ```
 ///
-/// It refreshes when less than the ``TokenLeeway`` is left, with the `refresh_token` grant.
+/// It refreshes ahead, in the background, once less than the ``TokenLeeway`` is left, and makes
+/// requests wait only within the leeway's safety margin of expiry; it refreshes with the
+/// `refresh_token` grant.
 /// `find()` returns `nil`: persist the token with an ``AuthenticationStore`` (as above) or pass
 /// your own `find` to ``RefreshingRequestClosure``.
 public struct OAuth2Authentication: RefreshableAuthentication {
@@ -28,9 +31,16 @@ public struct OAuth2Authentication: RefreshableAuthentication {
         self.leeway = leeway
     }
 
-    /// Whether less than the leeway is left before the access token expires, by the client's clock.
+    /// Whether less than the leeway's safety margin is left before the access token expires, by
+    /// the client's clock: requests wait for a refresh.
     public var isRefreshNeeded: Bool {
         token.isRefreshNeeded(at: client.now(), leeway: leeway)
+    }
+
+    /// Whether less than the leeway is left, by the client's clock: a refresh starts in the
+    /// background while requests are still signed with this token.
+    public var isRefreshRecommended: Bool {
+        token.isRefreshRecommended(at: client.now(), leeway: leeway)
     }
 
     /// The access token.
@@ -48,6 +58,17 @@ public struct OAuth2Authentication: RefreshableAuthentication {
 
     /// Always `nil`: the built-in authentication is loaded from a store.
     public static func find() -> OAuth2Authentication? { nil }
+}
+
+extension OAuth2Authentication: BudgetedRefresh {
+    /// The `refresh_token` grant, its request ending before the closure would abandon it.
+    func refresh(within budget: RefreshBudget) -> any Sendable {
+        let (token, client, leeway) = (self.token, self.client, self.leeway)
+        let deadline = budget.workDeadline
+        return Future<OAuth2Authentication>(operation: {
+            OAuth2Authentication(token: try await client.refresh(token, deadline: deadline), client: client, leeway: leeway)
+        })
+    }
 }
 
 extension OAuth2Authentication: CustomStringConvertible {

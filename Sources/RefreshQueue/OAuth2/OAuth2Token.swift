@@ -49,11 +49,20 @@ public struct OAuth2Token: Sendable, Equatable {
         expiresAt.map { $0.timeIntervalSince(issuedAt) }
     }
 
-    /// Whether the access token should be refreshed before it is used at `now`.
+    /// Whether the access token must be refreshed before it is used at `now`.
     ///
-    /// True once less than `leeway` of its lifetime is left (see ``TokenLeeway``). Always false for
-    /// a token without an expiry.
+    /// True once less than the leeway's safety margin is left before expiry (see
+    /// ``TokenLeeway/safetySeconds(forLifetime:)``): a request signed later could reach the server
+    /// after expiry. Always false for a token without an expiry.
     public func isRefreshNeeded(at now: Date, leeway: TokenLeeway = .default) -> Bool {
+        guard let expiresAt, let lifetime else { return false }
+        return expiresAt.timeIntervalSince(now) < leeway.safetySeconds(forLifetime: lifetime)
+    }
+
+    /// Whether a refresh ahead should start at `now`: the token still works, but less than the
+    /// leeway is left (see ``TokenLeeway/seconds(forLifetime:)``). Always false for a token
+    /// without an expiry.
+    public func isRefreshRecommended(at now: Date, leeway: TokenLeeway = .default) -> Bool {
         guard let expiresAt, let lifetime else { return false }
         return expiresAt.timeIntervalSince(now) < leeway.seconds(forLifetime: lifetime)
     }
@@ -93,13 +102,26 @@ extension OAuth2Token: CustomStringConvertible, CustomDebugStringConvertible {
     }
 }
 
-/// How early before expiry an ``OAuth2Token`` counts as needing a refresh.
+/// How early before expiry an ``OAuth2Token`` is refreshed: ahead of time in the background, and
+/// at the latest before requests must wait.
 ///
-/// The default refreshes when less than **60 seconds or 10 % of the lifetime, whichever is
-/// longer,** is left — but never earlier than **half** the lifetime. Sixty seconds cover clock skew
-/// between device and server and a slow request in flight (AppAuth uses 60 s too); 10 % scales that
-/// for long-lived tokens; the cap at half keeps short-lived tokens (seconds, in tests and some
-/// APIs) usable instead of stale from the moment they arrive.
+/// **Refresh ahead** starts when less than **60 seconds or 10 % of the lifetime, whichever is
+/// longer,** is left — but never earlier than **half** the lifetime. Requests are still signed at
+/// once meanwhile. Sixty seconds cover clock skew between device and server and a slow request in
+/// flight (AppAuth uses 60 s too); 10 % scales that for long-lived tokens; the cap at half keeps
+/// short-lived tokens (seconds, in tests and some APIs) usable instead of stale on arrival.
+///
+/// **Requests wait** for a refresh only inside the **safety margin**: the last 10 seconds, or the
+/// last 10 % of the lifetime when that is shorter (never more than the leeway itself). A token
+/// signed with less left could reach the server after it expired. With refresh ahead working,
+/// the margin is never reached.
+///
+/// | lifetime | refresh ahead from | requests wait from |
+/// |---|---|---|
+/// | 1 hour | 6 minutes left | 10 s left |
+/// | 10 minutes | 60 s left | 10 s left |
+/// | 60 s | 30 s left | 6 s left |
+/// | 1 s | 0.5 s left | 0.1 s left |
 public struct TokenLeeway: Sendable, Equatable {
     /// The shortest leeway, in seconds.
     public var minimum: TimeInterval
@@ -107,22 +129,40 @@ public struct TokenLeeway: Sendable, Equatable {
     public var fractionOfLifetime: Double
     /// The longest leeway as a fraction of the lifetime.
     public var maximumFractionOfLifetime: Double
+    /// The longest safety margin, in seconds: requests wait for a refresh once less is left. It
+    /// is never more than 10 % of the lifetime, nor more than the leeway.
+    public var safetyMargin: TimeInterval
 
-    /// max(60 s, 10 % of the lifetime), at most half the lifetime.
+    /// Refresh ahead from max(60 s, 10 % of the lifetime), at most half the lifetime; requests
+    /// wait only within min(10 s, 10 % of the lifetime) of expiry.
     public static let `default` = TokenLeeway(minimum: 60, fractionOfLifetime: 0.1, maximumFractionOfLifetime: 0.5)
 
-    /// Creates a leeway; fractions are clamped to 0...1 and the minimum to at least 0.
-    public init(minimum: TimeInterval, fractionOfLifetime: Double, maximumFractionOfLifetime: Double) {
+    /// The safety margin's share of the lifetime, at most.
+    static let maximumSafetyFraction = 0.1
+
+    /// Creates a leeway; fractions are clamped to 0...1 and the durations to at least 0.
+    public init(
+        minimum: TimeInterval, fractionOfLifetime: Double, maximumFractionOfLifetime: Double,
+        safetyMargin: TimeInterval = 10
+    ) {
         self.minimum = minimum.isFinite ? max(0, minimum) : 0
         self.fractionOfLifetime = fractionOfLifetime.isFinite ? min(max(0, fractionOfLifetime), 1) : 0
         self.maximumFractionOfLifetime =
             maximumFractionOfLifetime.isFinite ? min(max(0, maximumFractionOfLifetime), 1) : 1
+        self.safetyMargin = safetyMargin.isFinite ? max(0, safetyMargin) : 0
     }
 
-    /// The leeway for a token issued for `lifetime` seconds.
+    /// The leeway for a token issued for `lifetime` seconds: a refresh ahead starts once less
+    /// than this is left.
     public func seconds(forLifetime lifetime: TimeInterval) -> TimeInterval {
         let wanted = max(minimum, fractionOfLifetime * lifetime)
         return min(wanted, maximumFractionOfLifetime * max(0, lifetime))
+    }
+
+    /// The safety margin for a token issued for `lifetime` seconds: requests wait for a refresh
+    /// once less than this is left.
+    public func safetySeconds(forLifetime lifetime: TimeInterval) -> TimeInterval {
+        min(safetyMargin, Self.maximumSafetyFraction * max(0, lifetime), seconds(forLifetime: lifetime))
     }
 }
 

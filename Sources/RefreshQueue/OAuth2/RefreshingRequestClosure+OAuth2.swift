@@ -25,18 +25,18 @@ extension RefreshingRequestClosure where Authentication == OAuth2Authentication 
         store: Store,
         leeway: TokenLeeway = .default,
         refreshTimeout: TimeInterval = 30,
+        abandonAfter: TimeInterval? = nil,
         refreshWindow: RefreshWindow = .default,
         requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool = { _ in true },
         onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
         onReauthenticationRequired: (@Sendable (any Error) -> Void)? = nil
     ) where Store.Value == OAuth2Token {
         self.init(
-            refreshTimeout: refreshTimeout, refreshWindow: refreshWindow, scheme: .bearer, missingAuthentication: .fail,
-            requiresAuthentication: requiresAuthentication,
+            refreshTimeout: refreshTimeout, abandonAfter: abandonAfter, refreshWindow: refreshWindow, scheme: .bearer,
+            missingAuthentication: .fail, requiresAuthentication: requiresAuthentication,
             through: StoreBackedRefresh(
                 store: store, decode: { OAuth2Authentication(token: $0, client: client, leeway: leeway) },
-                encode: \.token, timeout: refreshTimeout, onReauthenticationRequired: onReauthenticationRequired,
-                onEvent: onEvent),
+                encode: \.token, onReauthenticationRequired: onReauthenticationRequired, onEvent: onEvent),
             onEvent: onEvent, clock: { ProcessInfo.processInfo.systemUptime })
     }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -17,7 +18,8 @@ import FoundationNetworking
 /// Requests are form-encoded `POST`s with the client authenticated as ``clientAuthentication``
 /// says. A successful answer must carry `access_token` and `token_type`; a new `refresh_token`
 /// replaces the old one and a missing one keeps it (RFC 6749 §6). Answers larger than 1 MiB are
-/// refused. Errors are ``OAuth2Error``s. Printing the client never shows its secret.
+/// refused. Every request ends within ``requestTimeout``, however slowly the server answers.
+/// Errors are ``OAuth2Error``s. Printing the client never shows its secret.
 public struct TokenEndpointClient: Sendable {
     /// The token endpoint.
     public var tokenURL: URL
@@ -40,6 +42,13 @@ public struct TokenEndpointClient: Sendable {
     public var session: URLSession
     /// The clock that stamps when tokens were received.
     public var now: @Sendable () -> Date
+    /// The longest a token request may take, in seconds (default 30), whatever the session's
+    /// own timeouts say: the request is cancelled then and fails with ``OAuth2Error/transport(_:)``
+    /// carrying `URLError(.timedOut)`. (URLSession does not enforce `timeoutIntervalForResource`
+    /// on Linux: a body dripped a byte at a time would run on.) When the client refreshes for a
+    /// ``RefreshingRequestClosure``, the request also ends before the closure would abandon the
+    /// refresh, so a refresh through the built-in client always ends, with its result or an error.
+    public var requestTimeout: TimeInterval
 
     /// The largest token response read.
     static let maximumResponseSize = 1 << 20
@@ -53,6 +62,7 @@ public struct TokenEndpointClient: Sendable {
         additionalParameters: [String: String] = [:],
         additionalHeaders: [String: String] = [:],
         session: URLSession = TokenEndpointClient.defaultSession,
+        requestTimeout: TimeInterval = 30,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.tokenURL = tokenURL
@@ -62,6 +72,7 @@ public struct TokenEndpointClient: Sendable {
         self.additionalParameters = additionalParameters
         self.additionalHeaders = additionalHeaders
         self.session = session
+        self.requestTimeout = requestTimeout.isFinite && requestTimeout > 0 ? requestTimeout : 30
         self.now = now
     }
 
@@ -85,10 +96,15 @@ public struct TokenEndpointClient: Sendable {
     /// - Parameter scope: A narrower scope to ask for; `nil` keeps the granted one.
     /// - Throws: ``OAuth2Error``; ``OAuth2Error/noRefreshToken`` when `token` has none.
     public func refresh(_ token: OAuth2Token, scope: String? = nil) async throws -> OAuth2Token {
+        try await refresh(token, scope: scope, deadline: nil)
+    }
+
+    /// The `refresh_token` grant, ending by `deadline` at the latest (and within ``requestTimeout``).
+    func refresh(_ token: OAuth2Token, scope: String? = nil, deadline: DispatchTime?) async throws -> OAuth2Token {
         guard let refreshToken = token.refreshToken, !refreshToken.isEmpty else { throw OAuth2Error.noRefreshToken }
         var parameters = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
         if let scope { parameters.append(("scope", scope)) }
-        return try await request(parameters, secrets: [refreshToken], previous: token)
+        return try await request(parameters, secrets: [refreshToken], previous: token, deadline: deadline)
     }
 
     /// The `authorization_code` grant (RFC 6749 §4.1.3), with the PKCE `code_verifier` (RFC 7636)
@@ -98,19 +114,22 @@ public struct TokenEndpointClient: Sendable {
     public func exchange(code: String, redirectURI: String, codeVerifier: String? = nil) async throws -> OAuth2Token {
         var parameters = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI)]
         if let codeVerifier { parameters.append(("code_verifier", codeVerifier)) }
-        return try await request(parameters, secrets: [code] + (codeVerifier.map { [$0] } ?? []), previous: nil)
+        return try await request(
+            parameters, secrets: [code] + (codeVerifier.map { [$0] } ?? []), previous: nil, deadline: nil)
     }
 
     // MARK: - The request
 
     private func request(
-        _ grant: [(String, String)], secrets: [String], previous: OAuth2Token?
+        _ grant: [(String, String)], secrets: [String], previous: OAuth2Token?, deadline: DispatchTime?
     ) async throws -> OAuth2Token {
         let request = makeRequest(grant)
+        var end = DispatchTime.after(seconds: requestTimeout)
+        if let deadline, deadline < end { end = deadline }
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.transfer(request)
+            (data, response) = try await session.transfer(request, deadline: end)
         } catch let error as URLError {
             if error.code == .cancelled && session === Self.defaultSession
                 && Self.defaultSessionDelegate.consumeRefusal(of: request)

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -7,18 +8,46 @@ import FoundationNetworking
 extension URLSession {
     /// A data task as an `async` call, on every OS version the package supports, cancelled with
     /// the calling task.
-    func transfer(_ request: URLRequest) async throws -> (Data, URLResponse) {
+    ///
+    /// - Parameter deadline: When given, the task is cancelled at that moment and the call throws
+    ///   `URLError(.timedOut)`. URLSession's own `timeoutIntervalForResource` is not enforced on
+    ///   Linux (a body dripped one byte a second runs on), so a bound must be enforced here.
+    func transfer(_ request: URLRequest, deadline: DispatchTime? = nil) async throws -> (Data, URLResponse) {
         let handle = CancellationRelay<URLSessionDataTask>()
+        // The task, until it ends or the deadline passes, whichever comes first.
+        let watch = Locked(DeadlineWatch.running(nil))
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let task = dataTask(with: request) { data, response, error in
+                    let timedOut = watch.withLock { watch in
+                        defer { watch = .ended }
+                        if case .timedOut = watch { return true }
+                        return false
+                    }
                     if let error {
-                        let cancelled = (error as? URLError)?.code == .cancelled && handle.isCancelled
-                        continuation.resume(throwing: cancelled ? CancellationError() : error)
+                        let wasCancelled = (error as? URLError)?.code == .cancelled
+                        if wasCancelled && timedOut {
+                            continuation.resume(throwing: URLError(.timedOut))
+                        } else if wasCancelled && handle.isCancelled {
+                            continuation.resume(throwing: CancellationError())
+                        } else {
+                            continuation.resume(throwing: error)
+                        }
                     } else if let response {
                         continuation.resume(returning: (data ?? Data(), response))
                     } else {
                         continuation.resume(throwing: URLError(.badServerResponse))
+                    }
+                }
+                if let deadline {
+                    watch.withLock { $0 = .running(task) }
+                    DispatchQueue.global().asyncAfter(deadline: deadline) {
+                        let expired: URLSessionDataTask? = watch.withLock { watch in
+                            guard case .running(let task) = watch else { return nil }
+                            watch = .timedOut
+                            return task
+                        }
+                        expired?.cancel()
                     }
                 }
                 if !handle.start(task) { task.cancel() }
@@ -28,4 +57,14 @@ extension URLSession {
             handle.cancel()?.cancel()
         }
     }
+}
+
+/// Where a transfer with a deadline stands.
+private enum DeadlineWatch: @unchecked Sendable {
+    /// Under way (the task, once created).
+    case running(URLSessionDataTask?)
+    /// The deadline passed first: the task was cancelled.
+    case timedOut
+    /// The task ended first.
+    case ended
 }

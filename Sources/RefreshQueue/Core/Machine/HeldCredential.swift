@@ -1,0 +1,32 @@
+/// An authentication held by a ``RefreshingRequestClosure``, with the header that signs requests
+/// computed once, when it was found, refreshed or adopted.
+///
+/// The state machine treats it as an opaque value. The driver reads everything that is user code
+/// (the token, whether it is stale) outside the lock and hands the machine only the answers.
+final class HeldCredential: Sendable {
+    /// The app's authentication.
+    let authentication: any RefreshableAuthentication
+    /// The header value that signs requests, or why the token cannot be a header value.
+    let header: Result<String, RefreshQueueError>
+
+    init(authentication: any RefreshableAuthentication, header: Result<String, RefreshQueueError>) {
+        self.authentication = authentication
+        self.header = header
+    }
+
+    /// How stale the authentication is now. User code: never call it under a lock.
+    var freshness: Freshness {
+        if authentication.isRefreshNeeded { return .needed }
+        return authentication.isRefreshRecommended ? .recommended : .fresh
+    }
+}
+
+/// How stale the held authentication is, as read outside the lock.
+enum Freshness: Sendable, Equatable {
+    /// Sign with it.
+    case fresh
+    /// Sign with it, and refresh in the background.
+    case recommended
+    /// Requests must wait for a refresh.
+    case needed
+}

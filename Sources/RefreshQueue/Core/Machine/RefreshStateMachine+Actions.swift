@@ -1,0 +1,110 @@
+import Foundation
+
+extension RefreshStateMachine {
+    /// What the driver must do after an event, in this order: the queue change (under the lock,
+    /// at once), then, after leaving the lock, the events, the answers, the refresh and the
+    /// timers. Displaced values are released last, outside the lock.
+    struct Actions: Sendable {
+        /// Suspend or resume the closure's serial queue. Performed under the lock that changed
+        /// the state, so that a suspension and the resumption that ends it cannot swap places.
+        var queue: QueueChange = .none
+        /// Enqueue a pump on the serial queue (also under the lock, after `queue`).
+        var schedulePump = false
+        /// Requests to answer, in order.
+        var answers: Answers?
+        /// A refresh to start.
+        var refresh: StartRefresh?
+        /// Fire ``RefreshStateMachine/timerFired(now:)`` at this time (the closure's clock).
+        var waitTimer: TimeInterval?
+        /// Fire ``RefreshStateMachine/abandonLimitReached(attempt:now:)`` for this attempt.
+        var abandonTimer: AbandonTimer?
+        /// Events for the app's `onEvent`, in order.
+        var events: [RefreshEvent] = []
+        /// Values the change replaced: released after the lock (their deinit may be user code).
+        var displaced: [any Sendable] = []
+
+        /// Whether there is nothing to do.
+        var isEmpty: Bool {
+            queue == .none && !schedulePump && answers == nil && refresh == nil && waitTimer == nil
+                && abandonTimer == nil && events.isEmpty && displaced.isEmpty
+        }
+    }
+
+    enum QueueChange: Sendable, Equatable {
+        case none
+        case suspend
+        case resume
+    }
+
+    /// Waiters to complete, all the same way.
+    struct Answers: Sendable {
+        var waiters: [Waiter]
+        var outcome: Outcome
+    }
+
+    /// How waiters are completed.
+    enum Outcome: Sendable {
+        /// Requests are signed with the credential's header (or fail with its error); probes
+        /// succeed.
+        case sign(HeldCredential)
+        /// Every waiter fails with the error.
+        case fail(RefreshQueueError)
+        /// `find()` found nothing: the driver applies its missing-authentication policy.
+        case missing
+    }
+
+    /// Call `refresh()` on `credential`'s authentication; report its end with `attempt`.
+    struct StartRefresh: Sendable {
+        let attempt: UInt64
+        let credential: HeldCredential
+        /// A refresh ahead: nobody waits for it (yet).
+        let ahead: Bool
+    }
+
+    struct AbandonTimer: Sendable, Equatable {
+        let attempt: UInt64
+        let at: TimeInterval
+    }
+
+    /// What the pump does next.
+    enum PumpStep: Sendable {
+        /// Perform these actions, then ask again.
+        case perform(Actions)
+        /// Perform these actions (a timer), call `find()`, then report with
+        /// ``RefreshStateMachine/found(_:now:)``.
+        case find(Actions)
+        /// Read the freshness of `credential`, then report with
+        /// ``RefreshStateMachine/evaluated(generation:freshness:now:)``.
+        case evaluate(HeldCredential, generation: UInt64)
+        /// Nothing to do: the pump ends. Perform the actions first.
+        case idle(Actions)
+    }
+
+    /// How a refresh ended, as the driver read it outside the lock.
+    enum RefreshResult: Sendable {
+        /// A new authentication, with its freshness read at once.
+        case refreshed(HeldCredential, Freshness)
+        /// The refresh failed.
+        case failed(RefreshFailure)
+        /// The store did not take the result (a logout or another login happened meanwhile):
+        /// forget what was refreshed and load afresh.
+        case superseded
+    }
+
+    /// A failed refresh and what its error says, read outside the lock.
+    struct RefreshFailure: Sendable {
+        let error: any Error
+        var isTransport = false
+        var retryAfter: TimeInterval?
+        var requiresReauthentication = false
+    }
+
+    /// What the fast path may sign with.
+    struct FastPath {
+        let credential: HeldCredential
+        let generation: UInt64
+        /// Report a recommended refresh with ``RefreshStateMachine/refreshRecommended(generation:now:)``
+        /// when the credential says so and the clock has reached this time; `nil`: do not.
+        let recommendationAfter: TimeInterval?
+    }
+}

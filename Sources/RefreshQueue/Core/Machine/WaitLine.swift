@@ -1,0 +1,124 @@
+import Foundation
+
+/// A request waiting in the refresh state machine: the app's task, its place in arrival order
+/// and when it began to wait.
+struct Waiter: Sendable {
+    /// What the waiter wants once the line reaches it.
+    enum Kind: Sendable {
+        /// A request to sign.
+        case request
+        /// ``RefreshingRequestClosure/refreshIfNeeded(completion:)``: answered when the held
+        /// authentication is fresh, signing nothing.
+        case probe
+    }
+
+    let task: AuthorizationTask
+    let ticket: UInt64
+    let arrivedAt: TimeInterval
+    /// For a request the server rejected (HTTP 401): the generation that signed it, when that
+    /// was the one held as it arrived.
+    let rejectedGeneration: UInt64?
+    let kind: Kind
+}
+
+/// The waiting requests in arrival order: append at the back, take from the front, and remove a
+/// cancelled one from anywhere without moving the others.
+///
+/// Tickets grow with arrival, so the line is sorted by ticket and a cancelled waiter is found by
+/// binary search; it leaves an empty slot that the front skips.
+struct WaitLine: Sendable {
+    private var slots: [Waiter?] = []
+    private var head = 0
+    /// Waiters in the line (empty slots not counted).
+    private(set) var count = 0
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The waiter at the front.
+    var first: Waiter? {
+        mutating get {
+            skipEmptySlots()
+            return head < slots.count ? slots[head] : nil
+        }
+    }
+
+    /// The ticket of the last waiter, if any.
+    var lastTicket: UInt64? {
+        guard count > 0 else { return nil }
+        return slots.last(where: { $0 != nil })??.ticket
+    }
+
+    mutating func append(_ waiter: Waiter) {
+        slots.append(waiter)
+        count += 1
+    }
+
+    /// Takes waiters from the front while `include` says so.
+    mutating func removeFirst(while include: (Waiter) -> Bool) -> [Waiter] {
+        var taken: [Waiter] = []
+        while let waiter = first, include(waiter) {
+            slots[head] = nil
+            head += 1
+            count -= 1
+            taken.append(waiter)
+        }
+        compactIfNeeded()
+        return taken
+    }
+
+    /// Takes the waiter at the front.
+    mutating func removeFirst() -> Waiter? {
+        var taken = false
+        return removeFirst(while: { _ in
+            defer { taken = true }
+            return !taken
+        }).first
+    }
+
+    /// Takes every waiter, in order.
+    mutating func removeAll() -> [Waiter] {
+        removeFirst(while: { _ in true })
+    }
+
+    /// Removes the waiter with `ticket`, wherever it is.
+    mutating func remove(ticket: UInt64) -> Waiter? {
+        var low = head
+        var high = slots.count
+        // Empty slots keep their position; search the nearest filled slot at each step.
+        while low < high {
+            let middle = (low + high) / 2
+            var probe = middle
+            while probe < high, slots[probe] == nil { probe += 1 }
+            guard probe < high, let found = slots[probe] else {
+                high = middle
+                continue
+            }
+            if found.ticket == ticket {
+                slots[probe] = nil
+                count -= 1
+                compactIfNeeded()
+                return found
+            }
+            if found.ticket < ticket {
+                low = probe + 1
+            } else {
+                high = middle
+            }
+        }
+        return nil
+    }
+
+    private mutating func skipEmptySlots() {
+        while head < slots.count, slots[head] == nil { head += 1 }
+    }
+
+    private mutating func compactIfNeeded() {
+        if count == 0 {
+            slots.removeAll(keepingCapacity: slots.count <= 1024)
+            head = 0
+        } else if head > 64, head * 2 > slots.count {
+            slots.removeFirst(head)
+            head = 0
+        }
+    }
+}

@@ -1,0 +1,284 @@
+import Dispatch
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// The driver: everything the state machine cannot do itself. It takes the lock around each event,
+// suspends and resumes the queue under it, and after leaving it performs the rest: answers,
+// refreshes, timers, events, and the release of what was displaced.
+
+extension RefreshingRequestClosure {
+    typealias Machine = RefreshStateMachine
+
+    /// What the fast path decided.
+    enum FastPathResult {
+        case signed(URLRequest)
+        /// The request must go through the line; `staleGeneration` when the fast path read that
+        /// the held generation needs a refresh.
+        case wait(staleGeneration: UInt64?)
+    }
+
+    // MARK: - Fast path
+
+    /// `request` signed at once, when a valid authentication is held and nobody waits.
+    @inline(__always)
+    func signWithoutWaiting(_ request: URLRequest) -> FastPathResult {
+        guard let fast = machine.withLock({ $0.fastPath() }) else { return .wait(staleGeneration: nil) }
+        guard case .success(let header) = fast.credential.header else { return .wait(staleGeneration: nil) }
+        // User code, read outside the lock.
+        let authentication = fast.credential.authentication
+        if authentication.isRefreshNeeded { return .wait(staleGeneration: fast.generation) }
+        if let after = fast.recommendationAfter, authentication.isRefreshRecommended, now() >= after {
+            recommendRefresh(of: fast.generation)
+        }
+        var signed = request
+        scheme.sign(&signed, with: header)
+        return .signed(signed)
+    }
+
+    private func recommendRefresh(of generation: UInt64) {
+        let now = self.now()
+        perform(update { $0.refreshRecommended(generation: generation, now: now) })
+    }
+
+    // MARK: - The line
+
+    func enqueue(
+        _ request: URLRequest,
+        kind: Waiter.Kind = .request,
+        rejectedHeader: String? = nil,
+        staleGeneration: UInt64? = nil,
+        completion: @escaping AuthorizationTask.Completion
+    ) -> AuthorizationTask {
+        let now = self.now()
+        var task = AuthorizationTask.finished
+        let actions = update { machine in
+            let (arrived, actions) = machine.arrive(
+                { ticket in AuthorizationTask(request: request, ticket: ticket, canceller: self, completion: completion) },
+                kind: kind, rejectedHeader: rejectedHeader, staleGeneration: staleGeneration, now: now)
+            task = arrived
+            return actions
+        }
+        perform(actions)
+        return task
+    }
+
+    /// Moves the line on, on the serial queue: loads, reads freshness, answers in order, until
+    /// the machine says there is nothing to do (or the line waits for a refresh).
+    private func pump() {
+        while true {
+            let now = self.now()
+            var step = Machine.PumpStep.idle(Machine.Actions())
+            let applied = update { machine in
+                step = machine.pump(now: now)
+                return step.actions
+            }
+            perform(applied)
+            switch step {
+            case .perform:
+                continue
+            case .idle:
+                return
+            case .find:
+                // User code, on the queue, outside the lock.
+                let found = find().map { Self.credential(for: $0, scheme: scheme) }
+                let now = self.now()
+                perform(update { $0.found(found, now: now) })
+            case .evaluate(let credential, let generation):
+                let freshness = credential.freshness
+                let now = self.now()
+                perform(update { $0.evaluated(generation: generation, freshness: freshness, now: now) })
+            }
+        }
+    }
+
+    /// Completes `answers`, in order, then tells the machine.
+    private func answer(_ answers: Machine.Answers) {
+        switch answers.outcome {
+        case .sign(let credential):
+            switch credential.header {
+            case .success(let header):
+                for waiter in answers.waiters {
+                    guard waiter.kind == .request else {
+                        waiter.task.complete(.success(waiter.task.request))
+                        continue
+                    }
+                    var signed = waiter.task.request
+                    scheme.sign(&signed, with: header)
+                    waiter.task.complete(.success(signed))
+                }
+            case .failure(let error):
+                for waiter in answers.waiters { waiter.task.complete(.failure(error)) }
+            }
+        case .fail(let error):
+            for waiter in answers.waiters { waiter.task.complete(.failure(error)) }
+        case .missing:
+            for waiter in answers.waiters {
+                switch (waiter.kind, missingAuthentication) {
+                case (.request, .sendUnsigned): waiter.task.complete(.success(waiter.task.request))
+                case (.request, .fail), (.probe, _): waiter.task.complete(.failure(RefreshQueueError.notAuthenticated))
+                }
+            }
+        }
+        let count = answers.waiters.count
+        machine.withLock { $0.answered(count) }
+    }
+
+    // MARK: - Refreshing
+
+    /// Calls `refresh()` off the queue: user code that blocks or re-enters cannot stall the line.
+    private func startRefresh(_ start: Machine.StartRefresh) {
+        guard let authentication = start.credential.authentication as? Authentication else { return }
+        // The lease keeps the closure alive until the refresh ends or is abandoned; the abandon
+        // timer holds only the lease, so it does not keep the closure once the refresh is over.
+        let lease = Locked<RefreshingRequestClosure?>(self)
+        let attempt = start.attempt
+        let budget = RefreshBudget(abandonAfter: abandonAfter)
+        DispatchQueue.global().asyncAfter(deadline: .after(seconds: abandonAfter)) {
+            let closure = lease.withLock { lease in
+                defer { lease = nil }
+                return lease
+            }
+            closure?.abandonLimitReached(attempt)
+        }
+        DispatchQueue.global().async {
+            self.refresh(authentication, budget).observe { [weak self] result in
+                self?.refreshEnded(attempt, with: result)
+                let ended = lease.withLock { lease in
+                    defer { lease = nil }
+                    return lease
+                }
+                _ = ended
+            }
+        }
+    }
+
+    private func refreshEnded(_ attempt: UInt64, with result: Result<Authentication, any Error>) {
+        // User code (the token, its freshness, the error's answers) is read before the lock.
+        let outcome: Machine.RefreshResult
+        switch result {
+        case .success(let authentication):
+            let credential = Self.credential(for: authentication, scheme: scheme)
+            outcome = .refreshed(credential, credential.freshness)
+        case .failure(let error) where error is RefreshSuperseded:
+            outcome = .superseded
+        case .failure(let error):
+            outcome = .failed(
+                Machine.RefreshFailure(
+                    error: error, isTransport: Self.isTransportError(error), retryAfter: Self.retryAfter(error),
+                    requiresReauthentication: Self.requiresReauthentication(error)))
+        }
+        let now = self.now()
+        perform(update { $0.refreshEnded(attempt: attempt, outcome, now: now) })
+    }
+
+    private func abandonLimitReached(_ attempt: UInt64) {
+        let now = self.now()
+        perform(update { $0.abandonLimitReached(attempt: attempt, now: now) })
+    }
+
+    // MARK: - Timers
+
+    private func armWaitTimer(at deadline: TimeInterval) {
+        DispatchQueue.global().asyncAfter(deadline: .after(seconds: deadline - now())) { [weak self] in
+            guard let self else { return }
+            let now = self.now()
+            self.perform(self.update { $0.timerFired(deadline: deadline, now: now) })
+        }
+    }
+
+    // MARK: - Performing actions
+
+    /// Runs `event` on the machine under the lock, and performs the queue changes there too.
+    func update(_ event: (inout Machine) -> Machine.Actions) -> Machine.Actions {
+        machine.withLock { machine in
+            let actions = event(&machine)
+            switch actions.queue {
+            case .none: break
+            case .suspend: queue.suspend()
+            case .resume: queue.resume()
+            }
+            if actions.schedulePump {
+                // The block keeps the closure alive until the line has moved on.
+                queue.async { self.pump() }
+            }
+            return actions
+        }
+    }
+
+    /// Performs what is left of `actions` after the lock: events, answers, the refresh, timers.
+    /// What they displaced is released when they go out of scope, here, outside the lock.
+    func perform(_ actions: Machine.Actions) {
+        for event in actions.events {
+            onEvent?(event)
+        }
+        if let answers = actions.answers {
+            answer(answers)
+        }
+        if let start = actions.refresh {
+            startRefresh(start)
+        }
+        if let deadline = actions.waitTimer {
+            armWaitTimer(at: deadline)
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// `authentication` with its header value, computed once. Reads the token: user code.
+    static func credential(for authentication: Authentication, scheme: AuthorizationScheme) -> HeldCredential {
+        let token = authentication.accessToken
+        let header = Result { () throws(RefreshQueueError) in try scheme.headerValue(for: token) }
+        return HeldCredential(authentication: authentication, header: header)
+    }
+
+    /// The default refresh: `Authentication.refresh()`, bounded by the budget when the
+    /// authentication knows how (the built-in OAuth 2.0 one does).
+    static func refreshWithinBudget(_ authentication: Authentication, _ budget: RefreshBudget) -> Future<Authentication> {
+        if let bounded = authentication as? any BudgetedRefresh,
+            let future = bounded.refresh(within: budget) as? Future<Authentication>
+        {
+            return future
+        }
+        return authentication.refresh()
+    }
+
+    /// How long the server asked to wait before the next refresh, if it did.
+    static func retryAfter(_ error: any Error) -> TimeInterval? {
+        if case RefreshQueueError.refreshFailed(let underlying) = error { return retryAfter(underlying) }
+        guard let delay = (error as? any RetryAfterProviding)?.retryAfter, delay.isFinite else { return nil }
+        // A day at most: a wrong header must not lock the app out for longer.
+        return min(delay, 86_400)
+    }
+
+    /// Whether a refresh failed because the network failed, not because the server refused.
+    static func isTransportError(_ error: any Error) -> Bool {
+        if error is URLError { return true }
+        if case RefreshQueueError.refreshFailed(let underlying) = error { return isTransportError(underlying) }
+        if let wrapping = error as? any TransportFailure { return wrapping.isTransportFailure }
+        return (error as NSError).domain == NSURLErrorDomain
+    }
+
+    static func requiresReauthentication(_ error: any Error) -> Bool {
+        (error as? any ReauthenticationRequiring)?.requiresReauthentication ?? false
+    }
+}
+
+extension RefreshingRequestClosure: TaskCancelling {
+    func taskCancelled(ticket: UInt64) {
+        let now = self.now()
+        perform(update { $0.cancel(ticket: ticket, now: now) })
+    }
+}
+
+extension RefreshStateMachine.PumpStep {
+    /// The actions the step carries, to perform before acting on the step itself.
+    var actions: RefreshStateMachine.Actions {
+        switch self {
+        case .perform(let actions), .idle(let actions), .find(let actions): return actions
+        case .evaluate: return RefreshStateMachine.Actions()
+        }
+    }
+}

@@ -1,0 +1,447 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import RefreshQueue
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The refresh state machine alone, driven by a seeded random scheduler: requests, pumps, loads,
+/// refresh results, timers, the clock, logouts, logins, cancellations and 401s interleave in every
+/// order, and the invariants are checked after every step. No threads, no real time.
+///
+/// `REFRESH_MODEL_STEPS=N` runs more steps, `REFRESH_MODEL_SEED_OFFSET=K` other schedules;
+/// `REFRESH_MODEL_SEED=S` replays one schedule, printing its trace.
+@Suite("Refresh state machine, random schedules")
+struct RefreshStateMachineModelTests {
+    @Test func invariantsHoldOverAHundredThousandRandomSteps() {
+        let environment = ProcessInfo.processInfo.environment
+        let stepsPerRun = 250
+        if let seed = environment["REFRESH_MODEL_SEED"].flatMap(UInt64.init) {
+            var world = ModelWorld(seed: seed, recording: true)
+            let failure = world.run(steps: stepsPerRun)
+            print(world.trace.joined(separator: "\n"))
+            #expect(failure == nil, "seed \(seed): \(failure ?? "")")
+            return
+        }
+        let total = environment["REFRESH_MODEL_STEPS"].flatMap(Int.init) ?? 100_000
+        // Another set of schedules than the default one, to explore further.
+        let offset = environment["REFRESH_MODEL_SEED_OFFSET"].flatMap(UInt64.init) ?? 0
+        let runs = max(1, total / stepsPerRun)
+        var stepsRun = 0
+        for run in 0..<runs {
+            let seed = (UInt64(run) &+ offset) &* 0x9E37_79B9_7F4A_7C15 &+ 12_345
+            var world = ModelWorld(seed: seed, recording: false)
+            if let failure = world.run(steps: stepsPerRun) {
+                var replay = ModelWorld(seed: seed, recording: true)
+                _ = replay.run(steps: stepsPerRun)
+                Issue.record(
+                    """
+                    seed \(seed) broke an invariant: \(failure)
+                    replay with REFRESH_MODEL_SEED=\(seed); trace:
+                    \(replay.trace.suffix(60).joined(separator: "\n"))
+                    """)
+                return
+            }
+            stepsRun += world.steps
+        }
+        #expect(stepsRun >= min(total, 100_000) - stepsPerRun)
+    }
+}
+
+/// An authentication whose freshness the model sets; the machine never reads it.
+private struct ModelAuthentication: RefreshableAuthentication {
+    let accessToken: String
+    var isRefreshNeeded: Bool { false }
+    func refresh() -> Future<ModelAuthentication> { Future(value: self) }
+    static func find() -> ModelAuthentication? { nil }
+}
+
+/// A small, fast, seedable random generator (SplitMix64).
+struct SeededRandom: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
+
+/// The machine plus a simulated driver, and everything the invariants need to know.
+private struct ModelWorld {
+    typealias Machine = RefreshStateMachine
+
+    struct Request {
+        let ticket: UInt64
+        let arrivedAt: Double
+        let kind: Waiter.Kind
+        /// The held credential the server rejected (HTTP 401) for this request: never sign with it.
+        var rejected: HeldCredential?
+        var answers = 0
+        var cancelled = false
+    }
+
+    struct RunningRefresh {
+        let attempt: UInt64
+        let credential: HeldCredential
+        var abandoned = false
+    }
+
+    let timeout = 2.0
+    let abandonAfter = 5.0
+    var machine: Machine
+    var random: SeededRandom
+    var now = 100.0
+    var steps = 0
+    let recording: Bool
+    var trace: [String] = []
+
+    // The simulated driver.
+    var suspended = 0
+    var pumpScheduled = false
+    var pumpRunning = false
+    var pumpAwaiting: Machine.PumpStep?
+    var refreshes: [RunningRefresh] = []
+    var waitTimers: [Double] = []
+    var abandonTimers: [(attempt: UInt64, at: Double)] = []
+    var undelivered: [Int] = []
+
+    // What the invariants check.
+    var requests: [UInt64: Request] = [:]
+    var lastAnsweredRequestTicket: UInt64?
+    var freshness: [ObjectIdentifier: Freshness] = [:]
+    var credentials: [HeldCredential] = []
+    var tokenCounter = 0
+    var failure: String?
+
+    init(seed: UInt64, recording: Bool) {
+        random = SeededRandom(seed: seed)
+        self.recording = recording
+        let window = RefreshWindow(maximumRefreshes: 1 + Int(seed % 6), interval: 10)
+        machine = Machine(configuration: .init(refreshTimeout: timeout, abandonAfter: abandonAfter, window: window))
+    }
+
+    // MARK: - Running
+
+    mutating func run(steps count: Int) -> String? {
+        for _ in 0..<count {
+            step()
+            steps += 1
+            checkInvariants()
+            if let failure { return failure }
+        }
+        drain()
+        checkInvariants()
+        if failure == nil {
+            for request in requests.values where request.answers != 1 && !request.cancelled {
+                failure = "request \(request.ticket) answered \(request.answers) times after draining"
+                break
+            }
+        }
+        return failure
+    }
+
+    private mutating func note(_ text: String) {
+        if recording { trace.append(String(format: "%8.3f  ", now) + text) }
+    }
+
+    private mutating func step() {
+        switch Int.random(in: 0..<100, using: &random) {
+        case 0..<22: arriveThroughFastPath()
+        case 22..<26: arrive(kind: .request, rejected: true)
+        case 26..<29: arrive(kind: .probe, rejected: false)
+        case 29..<47: runPump()
+        case 47..<55: finishRefresh()
+        case 55..<62: fireWaitTimer()
+        case 62..<65: fireAbandonTimer()
+        case 65..<74: advanceClock()
+        case 74..<80: ageCredential()
+        case 80..<83: apply(machine.invalidate(now: now), "invalidate")
+        case 83..<85: adoptNew()
+        case 85..<90: cancelOne()
+        default: deliverAnswers()
+        }
+    }
+
+    /// Ends everything outstanding, so that every request must end answered.
+    private mutating func drain() {
+        for _ in 0..<10_000 {
+            if pumpAwaiting != nil || (pumpScheduled && (suspended == 0 || pumpRunning)) {
+                runPump()
+            } else if !undelivered.isEmpty {
+                deliverAnswers()
+            } else if refreshes.contains(where: { !$0.abandoned }) || !refreshes.isEmpty {
+                finishRefresh()
+            } else if !waitTimers.isEmpty {
+                fireWaitTimer()
+            } else if !abandonTimers.isEmpty {
+                fireAbandonTimer()
+            } else {
+                return
+            }
+            checkInvariants()
+            if failure != nil { return }
+        }
+        failure = "could not drain in 10,000 steps"
+    }
+
+    // MARK: - Events
+
+    private mutating func arriveThroughFastPath() {
+        guard let fast = machine.fastPath() else {
+            arrive(kind: .request, rejected: false)
+            return
+        }
+        if requests.values.contains(where: { $0.answers == 0 && !$0.cancelled && $0.kind == .request }) {
+            failure = "the fast path signed while an earlier request was still waiting"
+            return
+        }
+        switch freshness[ObjectIdentifier(fast.credential)] ?? .fresh {
+        case .needed:
+            arrive(kind: .request, rejected: false, staleGeneration: fast.generation)
+        case .recommended:
+            note("fast path: signed with generation \(fast.generation), refresh recommended")
+            if let after = fast.recommendationAfter, now >= after {
+                apply(machine.refreshRecommended(generation: fast.generation, now: now), "recommend")
+            }
+        case .fresh:
+            note("fast path: signed with generation \(fast.generation)")
+        }
+    }
+
+    private mutating func arrive(kind: Waiter.Kind, rejected: Bool, staleGeneration: UInt64? = nil) {
+        var header: String?
+        var rejectedHeld: HeldCredential?
+        if rejected, let some = credentials.randomElement(using: &random), case .success(let value) = some.header {
+            header = value
+            if some === machine.snapshot.credential { rejectedHeld = some }
+        }
+        let (task, actions) = machine.arrive(
+            { ticket in AuthorizationTask(request: URLRequest(url: URL(fileURLWithPath: "/")), ticket: ticket,
+                canceller: nil, completion: { _ in }) },
+            kind: kind, rejectedHeader: header, staleGeneration: staleGeneration, now: now)
+        requests[task.ticket] = Request(ticket: task.ticket, arrivedAt: now, kind: kind, rejected: rejectedHeld)
+        apply(actions, "arrive \(task.ticket) \(kind)\(header != nil ? " rejected" : "")")
+    }
+
+    private mutating func runPump() {
+        if let awaiting = pumpAwaiting {
+            pumpAwaiting = nil
+            switch awaiting {
+            case .find:
+                let found: HeldCredential? = Bool.random(using: &random) || credentials.isEmpty ? newCredential() : nil
+                apply(machine.found(found, now: now), "found \(found.map(name) ?? "nothing")")
+            case .evaluate(let credential, let generation):
+                let value = freshness[ObjectIdentifier(credential)] ?? .fresh
+                apply(
+                    machine.evaluated(generation: generation, freshness: value, now: now),
+                    "evaluated generation \(generation): \(value)")
+            case .perform, .idle:
+                break
+            }
+            return
+        }
+        guard pumpScheduled, suspended == 0 || pumpRunning else { return }
+        pumpRunning = true
+        let step = machine.pump(now: now)
+        switch step {
+        case .perform(let actions):
+            apply(actions, "pump: perform")
+        case .idle(let actions):
+            pumpRunning = false
+            pumpScheduled = false
+            apply(actions, "pump: idle")
+        case .find(let actions):
+            apply(actions, "pump: find")
+            pumpAwaiting = step
+        case .evaluate(_, let generation):
+            note("pump: evaluate generation \(generation)")
+            pumpAwaiting = step
+        }
+    }
+
+    private mutating func finishRefresh() {
+        guard !refreshes.isEmpty else { return }
+        let index = Int.random(in: 0..<refreshes.count, using: &random)
+        let refresh = refreshes.remove(at: index)
+        let result: Machine.RefreshResult
+        switch Int.random(in: 0..<10, using: &random) {
+        case 0..<4: result = .refreshed(newCredential(.fresh), .fresh)
+        case 4: result = .refreshed(newCredential(.recommended), .recommended)
+        case 5: result = .refreshed(newCredential(.needed), .needed)
+        case 6: result = .failed(.init(error: FutureAbandonedError()))
+        case 7: result = .failed(.init(error: URLError(.timedOut), isTransport: true, retryAfter: nil))
+        case 8:
+            result = .failed(
+                .init(error: URLError(.badServerResponse), retryAfter: 3, requiresReauthentication: Bool.random(using: &random)))
+        default: result = .superseded
+        }
+        apply(machine.refreshEnded(attempt: refresh.attempt, result, now: now), "refresh \(refresh.attempt) ended: \(result)")
+    }
+
+    private mutating func fireWaitTimer() {
+        guard let deadline = waitTimers.min() else { return }
+        waitTimers.remove(at: waitTimers.firstIndex(of: deadline)!)
+        // Timers fire at their time or a little later.
+        now = max(now, deadline + Double.random(in: 0..<0.01, using: &random))
+        apply(machine.timerFired(deadline: deadline, now: now), "wait timer \(deadline) fired")
+    }
+
+    private mutating func fireAbandonTimer() {
+        guard let timer = abandonTimers.min(by: { $0.at < $1.at }) else { return }
+        abandonTimers.removeAll { $0.attempt == timer.attempt }
+        now = max(now, timer.at)
+        if let index = refreshes.firstIndex(where: { $0.attempt == timer.attempt }) {
+            refreshes[index].abandoned = true
+        }
+        apply(machine.abandonLimitReached(attempt: timer.attempt, now: now), "abandon limit of \(timer.attempt)")
+    }
+
+    private mutating func advanceClock() {
+        now += [0.001, 0.05, 0.5, 1.5, 3][Int.random(in: 0..<5, using: &random)]
+        note("clock advanced")
+    }
+
+    private mutating func ageCredential() {
+        guard let credential = machine.snapshot.credential else { return }
+        let key = ObjectIdentifier(credential)
+        switch freshness[key] ?? .fresh {
+        case .fresh: freshness[key] = .recommended
+        case .recommended, .needed: freshness[key] = .needed
+        }
+        note("\(name(credential)) aged to \(freshness[key]!)")
+    }
+
+    private mutating func adoptNew() {
+        let credential = newCredential()
+        apply(machine.adopt(credential, now: now), "adopt \(name(credential))")
+    }
+
+    private mutating func cancelOne() {
+        // Sorted: a dictionary's order changes from process to process, and replays must not.
+        let waiting = requests.values.filter { $0.answers == 0 && !$0.cancelled }.sorted { $0.ticket < $1.ticket }
+        guard let request = waiting.randomElement(using: &random) else { return }
+        requests[request.ticket]?.cancelled = true
+        apply(machine.cancel(ticket: request.ticket, now: now), "cancel \(request.ticket)")
+    }
+
+    private mutating func deliverAnswers() {
+        guard !undelivered.isEmpty else { return }
+        machine.answered(undelivered.removeFirst())
+        note("answers delivered")
+    }
+
+    // MARK: - Performing actions, as the driver does
+
+    private mutating func apply(_ actions: Machine.Actions, _ label: String) {
+        note(label)
+        switch actions.queue {
+        case .none: break
+        case .suspend: suspended += 1
+        case .resume: suspended -= 1
+        }
+        if suspended < 0 || suspended > 1 { failure = "queue suspension count \(suspended) after \(label)" }
+        if actions.schedulePump {
+            if pumpScheduled { failure = "a second pump was scheduled after \(label)" }
+            pumpScheduled = true
+        }
+        if let answers = actions.answers { record(answers, label) }
+        if let start = actions.refresh {
+            let running = refreshes.filter { !$0.abandoned }
+            if !running.isEmpty {
+                failure = "refresh \(start.attempt) started while \(running.map(\.attempt)) still runs"
+            }
+            if refreshes.contains(where: { !$0.abandoned && $0.credential === start.credential }) {
+                failure = "a second refresh of the same credential started"
+            }
+            refreshes.append(RunningRefresh(attempt: start.attempt, credential: start.credential))
+            note("  refresh \(start.attempt) of \(name(start.credential)) started\(start.ahead ? " ahead" : "")")
+        }
+        if let timer = actions.abandonTimer { abandonTimers.append((timer.attempt, timer.at)) }
+        if let deadline = actions.waitTimer { waitTimers.append(deadline) }
+    }
+
+    private mutating func record(_ answers: Machine.Answers, _ label: String) {
+        let held = machine.snapshot.credential
+        for waiter in answers.waiters {
+            guard var request = requests[waiter.ticket] else {
+                failure = "answered unknown ticket \(waiter.ticket)"
+                return
+            }
+            if request.cancelled {
+                failure = "answered cancelled request \(waiter.ticket) after \(label)"
+                return
+            }
+            request.answers += 1
+            requests[waiter.ticket] = request
+            if request.answers > 1 {
+                failure = "request \(waiter.ticket) answered twice (after \(label))"
+                return
+            }
+            if case .sign(let credential) = answers.outcome, credential === request.rejected {
+                failure = "request \(waiter.ticket) signed again with the token the server rejected (a 401 loop)"
+                return
+            }
+            if request.kind == .request {
+                if let last = lastAnsweredRequestTicket, waiter.ticket < last {
+                    failure = "request \(waiter.ticket) answered after request \(last): not in arrival order"
+                    return
+                }
+                lastAnsweredRequestTicket = waiter.ticket
+            }
+        }
+        if case .sign(let credential) = answers.outcome, credential !== held {
+            failure = "signed with \(name(credential)) while \(held.map(name) ?? "nothing") was held (\(label))"
+        }
+        undelivered.append(answers.waiters.count)
+        note("  answered \(answers.waiters.map(\.ticket)) with \(answers.outcome)")
+    }
+
+    // MARK: - Invariants
+
+    private mutating func checkInvariants() {
+        guard failure == nil else { return }
+        let snapshot = machine.snapshot
+        if snapshot.isHeld != (suspended == 1) {
+            failure = "the queue is \(suspended == 1 ? "" : "not ")suspended, but the line is \(snapshot.isHeld ? "" : "not ")held"
+        } else if snapshot.isHeld && snapshot.waiting == 0 {
+            failure = "the queue is suspended while nobody waits"
+        } else if snapshot.isHeld && snapshot.refreshAttempt == nil {
+            failure = "the queue is suspended while no refresh runs"
+        } else if snapshot.isMoving && snapshot.waiting > 0 && !snapshot.pumpPending {
+            failure = "requests wait in a moving line with no pump to move it"
+        } else if snapshot.pumpPending != pumpScheduled {
+            failure = "the machine's pump (\(snapshot.pumpPending)) and the driver's (\(pumpScheduled)) disagree"
+        } else if snapshot.unanswered != undelivered.reduce(0, +) {
+            failure = "\(snapshot.unanswered) answers outstanding, the driver has \(undelivered.reduce(0, +))"
+        } else if let deadline = snapshot.earliestWaitDeadline, !waitTimers.contains(where: { $0 <= deadline + 1e-9 }) {
+            failure = "a waiter must be answered by \(deadline) but no timer is armed by then"
+        } else if refreshes.filter({ !$0.abandoned }).count > 1 {
+            failure = "more than one refresh in flight"
+        }
+    }
+
+    // MARK: - Credentials
+
+    private mutating func newCredential(_ value: Freshness? = nil) -> HeldCredential {
+        tokenCounter += 1
+        let token = "token-\(tokenCounter)"
+        let credential = HeldCredential(
+            authentication: ModelAuthentication(accessToken: token), header: .success("Bearer " + token))
+        freshness[ObjectIdentifier(credential)] =
+            value ?? [.fresh, .fresh, .recommended, .needed][Int.random(in: 0..<4, using: &random)]
+        credentials.append(credential)
+        return credential
+    }
+
+    private func name(_ credential: HeldCredential) -> String {
+        (credential.authentication as? ModelAuthentication)?.accessToken ?? "?"
+    }
+}
