@@ -37,12 +37,12 @@ struct SharedTokenFileTests {
             stub.resetCounters()
         }
 
-        func closure(onReauthenticationRequired: (@Sendable (any Error) -> Void)? = nil)
-            -> RefreshingRequestClosure<OAuth2Authentication>
-        {
+        func closure(
+            refreshTimeout: TimeInterval = 30, onReauthenticationRequired: (@Sendable (any Error) -> Void)? = nil
+        ) -> RefreshingRequestClosure<OAuth2Authentication> {
             RefreshingRequestClosure(
                 client: client, store: try! FileAuthenticationStore<OAuth2Token>(fileURL: store.fileURL),
-                requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true },
+                refreshTimeout: refreshTimeout, requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true },
                 onReauthenticationRequired: onReauthenticationRequired)
         }
 
@@ -72,6 +72,40 @@ struct SharedTokenFileTests {
         #expect(statuses.allSatisfy { $0 == 200 })
         #expect(fixture.stub.counters.refreshTokenGrants == 1)
         #expect(fixture.stub.counters.reuseDetections == 0)
+    }
+
+    @Test(.exclusive) func aTokenEndpointSlowerThanTwiceTheTimeoutStillGetsOneRefreshFromTwoClosuresOnOneFile()
+        async throws
+    {
+        let fixture = try await Fixture()
+        defer { fixture.tearDown() }
+        let timeout = 0.4
+        fixture.stub.tokenLatency = 2.5 * timeout
+        let closures = [fixture.closure(refreshTimeout: timeout), fixture.closure(refreshTimeout: timeout)]
+        let session = StubHarness.makeSession(timeout: 20)
+        // Waves of requests from both closures, while the refresh takes longer than every timeout
+        // and after: requests may time out, but nobody sends the refresh token a second time.
+        var lastWave: [Int] = []
+        for _ in 0..<30 {
+            lastWave = await withTaskGroup(of: Int.self) { group in
+                for index in 0..<10 {
+                    let closure = closures[index % closures.count]
+                    group.addTask {
+                        let request = URLRequest(url: fixture.stub.baseURL.appendingPathComponent("v1/me"))
+                        let response = try? await closure.data(for: request, using: session).1
+                        return (response as? HTTPURLResponse)?.statusCode ?? 0
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            if lastWave.allSatisfy({ $0 == 200 }) { break }
+        }
+        #expect(lastWave.allSatisfy { $0 == 200 })
+        // Exactly one request carried the refresh token, and it was not replayed.
+        #expect(fixture.stub.counters.tokenRequests == 1)
+        #expect(fixture.stub.counters.refreshTokenGrants == 1)
+        #expect(fixture.stub.counters.reuseDetections == 0)
+        #expect(fixture.stub.counters.apiRequestsByStatus[401] == nil)
     }
 
     @Test(.exclusive) func fourProcessesWithTwoHundredRequestsEachRefreshOnceBetweenThem() async throws {

@@ -43,6 +43,25 @@ struct TokenEndpointClientTests {
         #expect(stub.counters.refreshTokenGrants == 1)
     }
 
+    @Test(.exclusive, arguments: ["latency", "hang"])
+    func aTokenRequestEndsAtTheClientsOwnTimeoutHoweverSlowTheServer(slowness: String) async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let token = try await loggedIn(stub)
+        if slowness == "hang" { stub.injectFaults(.hang) } else { stub.tokenLatency = 30 }
+        var slowClient = client(stub)
+        slowClient.requestTimeout = 0.5
+        let started = ProcessInfo.processInfo.systemUptime
+        await #expect {
+            _ = try await slowClient.refresh(token)
+        } throws: { error in
+            guard case OAuth2Error.transport(let underlying) = error else { return false }
+            return underlying.code == .timedOut
+        }
+        // Not the session's 60 s resource timeout, which Linux does not enforce anyway.
+        #expect(ProcessInfo.processInfo.systemUptime - started < 10)
+    }
+
     @Test func withRotationTheNewRefreshTokenReplacesTheOldOne() async throws {
         let stub = try StubHarness.startedStub()
         defer { stub.stop() }

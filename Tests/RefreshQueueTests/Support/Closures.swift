@@ -1,6 +1,7 @@
 import Foundation
 import RefreshQueue
 import TestSupport
+import Testing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -13,6 +14,7 @@ extension RefreshingRequestClosure where Authentication == FakeAuthentication {
     static func make(
         _ service: TokenService,
         refreshTimeout: TimeInterval = 30,
+        abandonAfter: TimeInterval? = nil,
         refreshWindow: RefreshWindow = .default,
         scheme: AuthorizationScheme = .bearer,
         missingAuthentication: MissingAuthenticationPolicy = .fail,
@@ -30,6 +32,7 @@ extension RefreshingRequestClosure where Authentication == FakeAuthentication {
         if let clock { now = clock.now }
         return Closure(
             refreshTimeout: refreshTimeout,
+            abandonAfter: abandonAfter,
             refreshWindow: refreshWindow,
             scheme: scheme,
             missingAuthentication: missingAuthentication,
@@ -52,16 +55,74 @@ extension RefreshingRequestClosure where Authentication == FakeAuthentication {
     }
 }
 
-/// Events a closure emitted, in order.
+/// Events a closure emitted, in order; a test can await one.
 final class EventLog: Sendable {
-    private let events = Protected<[RefreshEvent]>([])
+    private struct State {
+        var events: [RefreshEvent] = []
+        var waiters: [(prefix: String, count: Int, continuation: CheckedContinuation<Bool, Never>)] = []
 
-    func append(_ event: RefreshEvent) {
-        events.withLock { $0.append(event) }
+        func count(_ prefix: String) -> Int {
+            events.lazy.filter { $0.description.hasPrefix(prefix) }.count
+        }
     }
 
-    var all: [RefreshEvent] { events.current }
+    private let state = Protected(State())
+
+    func append(_ event: RefreshEvent) {
+        let ready = state.withLock { state in
+            state.events.append(event)
+            var ready: [CheckedContinuation<Bool, Never>] = []
+            var waiting = state.waiters
+            waiting.removeAll { waiter in
+                guard state.count(waiter.prefix) >= waiter.count else { return false }
+                ready.append(waiter.continuation)
+                return true
+            }
+            state.waiters = waiting
+            return ready
+        }
+        for continuation in ready { continuation.resume(returning: true) }
+    }
+
+    var all: [RefreshEvent] { state.withLock { $0.events } }
     var descriptions: [String] { all.map(\.description) }
+
+    /// How many events so far have a description starting with `prefix`.
+    func count(_ prefix: String) -> Int {
+        state.withLock { $0.count(prefix) }
+    }
+
+    /// Waits until `count` events whose description starts with `prefix` have been emitted; fails
+    /// the test after `timeout` seconds.
+    func wait(forEventStartingWith prefix: String, count: Int = 1, timeout: TimeInterval = 60) async {
+        let seen = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    let already = self.state.withLock { state -> Bool in
+                        if state.count(prefix) >= count { return true }
+                        state.waiters.append((prefix, count, continuation))
+                        return false
+                    }
+                    if already { continuation.resume(returning: true) }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(nanoseconds: UInt64(timeout * 1_000_000_000))
+                return false
+            }
+            let first = await group.next() ?? false
+            if !first {
+                let waiting = self.state.withLock { state in
+                    defer { state.waiters.removeAll { $0.prefix == prefix } }
+                    return state.waiters.filter { $0.prefix == prefix }.map(\.continuation)
+                }
+                for continuation in waiting { continuation.resume(returning: false) }
+            }
+            group.cancelAll()
+            return first
+        }
+        #expect(seen, "not \(count) events \"\(prefix)…\" in \(timeout) s")
+    }
 }
 
 extension Result where Success == URLRequest {

@@ -10,6 +10,7 @@ import FoundationNetworking
 struct FakeAuthentication: RefreshableAuthentication {
     let accessToken: String
     let isRefreshNeeded: Bool
+    var isRefreshRecommended = false
     let service: TokenService
 
     func refresh() -> Future<FakeAuthentication> {
@@ -54,8 +55,8 @@ final class TokenService: Sendable {
     }
 
     /// An authentication of this service.
-    func authentication(_ token: String, stale: Bool = false) -> FakeAuthentication {
-        FakeAuthentication(accessToken: token, isRefreshNeeded: stale, service: self)
+    func authentication(_ token: String, stale: Bool = false, recommended: Bool = false) -> FakeAuthentication {
+        FakeAuthentication(accessToken: token, isRefreshNeeded: stale, isRefreshRecommended: recommended, service: self)
     }
 
     /// What `find()` returns from now on.
@@ -91,6 +92,12 @@ final class TokenService: Sendable {
         for complete in pending {
             complete(result ?? .success(authentication("token-\(number)")))
         }
+    }
+
+    /// Completes the oldest held refresh only, with `result`.
+    func completeOldest(with result: Result<FakeAuthentication, any Error>) {
+        let oldest = state.withLock { state in state.pending.isEmpty ? nil : state.pending.removeFirst() }
+        oldest?(result)
     }
 
     func refresh(_ old: FakeAuthentication) -> Future<FakeAuthentication> {

@@ -1,0 +1,334 @@
+import Dispatch
+import Foundation
+import RefreshQueue
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Never two refreshes of one token: timeouts belong to waits, a refresh runs until it ends (or
+/// is abandoned), and a result that arrives late is handled for the generation it refreshed.
+@Suite("One refresh per token, however long it takes")
+struct SingleRefreshTests {
+    typealias Results = Completions<Result<URLRequest, any Error>>
+
+    @Test(.exclusive) func aRefreshOutlivingItsTimeoutStartsNoSecondRefreshAndItsLateTokenSignsLaterRequests() async throws {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("expired", stale: true))
+        let events = EventLog()
+        let closure = Closure.make(service, refreshTimeout: 0.5, events: events)
+
+        let first = Results()
+        closure.authorizeConcurrently(50, into: first)
+        await first.wait(for: 50)
+        #expect(first.results.values.allSatisfy { $0.refreshQueueError?.name == "refreshTimedOut" })
+
+        // The refresh is still running: requests now wait for it rather than refresh again.
+        let overrun = Results()
+        closure.authorizeConcurrently(50, into: overrun)
+        #expect(service.refreshCount == 1)
+        #expect(overrun.count == 0)
+
+        service.completePending()
+        await overrun.wait(for: 50)
+        #expect(overrun.results.values.allSatisfy { $0.authorization == "Bearer token-1" })
+        let next = try await closure.authorize(makeRequest())
+        #expect(next.value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
+        #expect(service.refreshCount == 1)
+        #expect(events.descriptions.contains { $0.hasPrefix("refresh timed out") })
+    }
+
+    @Test(.exclusive) func aLateSuccessOfAnAbandonedRefreshIsKeptWhenTheNextRefreshFailsWithReauthentication()
+        async throws
+    {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("expired", stale: true))
+        let events = EventLog()
+        let closure = Closure.make(service, refreshTimeout: 0.2, abandonAfter: 0.4, events: events)
+
+        // The first refresh hangs past the abandon limit; only then does a second one start.
+        let early = Results()
+        closure.authorize(makeRequest()) { early.record(0, $0) }
+        await events.wait(forEventStartingWith: "refresh abandoned")
+        await early.wait(for: 1)
+        #expect(early.results[0]?.refreshQueueError?.name == "refreshTimedOut")
+        #expect(service.refreshCount == 1)
+        let waiting = Results()
+        closure.authorize(makeRequest()) { waiting.record(0, $0) }
+        await service.started.wait(for: 2)
+
+        // The first ends after all, with a token: it is adopted and serves the waiting request.
+        service.completeOldest(with: .success(service.authentication("from-the-first")))
+        await waiting.wait(for: 1)
+        #expect(waiting.results[0]?.authorization == "Bearer from-the-first")
+
+        // The second fails as if the refresh token were dead: that forgets only what it refreshed.
+        service.completeOldest(with: .failure(GrantRevoked()))
+        await events.wait(forEventStartingWith: "refresh failed")
+        let next = try await closure.authorize(makeRequest())
+        #expect(next.value(forHTTPHeaderField: "Authorization") == "Bearer from-the-first")
+        #expect(service.refreshCount == 2)
+    }
+
+    @Test func aRefreshWhoseFutureIsDroppedFailsItsWaitersAtOnce() async {
+        let service = TokenService()
+        // The refresh's work drops its completion a moment later without calling it.
+        service.setBehavior(
+            .custom { _ in
+                Future { complete in
+                    let kept = Protected<(@Sendable (Result<FakeAuthentication, any Error>) -> Void)?>(complete)
+                    DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { kept.withLock { $0 = nil } }
+                }
+            })
+        service.store(service.authentication("expired", stale: true))
+        let closure = Closure.make(service, refreshTimeout: 60)
+        let results = Results()
+        let started = Date()
+        closure.authorizeConcurrently(100, into: results)
+        await results.wait(for: 100, timeout: 20)
+        #expect(Date().timeIntervalSince(started) < 20)
+        for result in results.results.values {
+            guard case .failure(RefreshQueueError.refreshFailed(let underlying)) = result else {
+                Issue.record("expected refreshFailed, got \(result)")
+                continue
+            }
+            #expect(underlying is FutureAbandonedError)
+        }
+        #expect(service.refreshCount == 1)
+    }
+
+    @Test func theNextRequestAfterAnAbandonedFutureRefreshesAgain() async throws {
+        let service = TokenService(behavior: .custom { _ in Future { _ in } })
+        service.store(service.authentication("expired", stale: true))
+        let closure = Closure.make(service)
+        await #expect(throws: RefreshQueueError.self) { try await closure.authorize(makeRequest()) }
+        service.setBehavior(.succeed)
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-2")
+    }
+}
+
+/// Refresh ahead: a token that recommends a refresh is still used while one refresh runs in the
+/// background.
+@Suite("Refresh ahead")
+struct RefreshAheadTests {
+    typealias Results = Completions<Result<URLRequest, any Error>>
+
+    @Test(.exclusive) func twoHundredRequestsDuringABackgroundRefreshAreSignedAtOnceWithTheCurrentToken() async throws {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("current", recommended: true))
+        let events = EventLog()
+        let closure = Closure.make(service, events: events)
+        // The first request loads the authentication and starts the refresh ahead.
+        let first = try await closure.authorize(makeRequest())
+        #expect(first.value(forHTTPHeaderField: "Authorization") == "Bearer current")
+        await service.started.wait(for: 1)
+
+        let results = Results()
+        let waited = Protected(0)
+        DispatchQueue.concurrentPerform(iterations: 200) { index in
+            let returned = Protected(false)
+            closure.authorize(makeRequest()) { result in
+                if returned.current { waited.withLock { $0 += 1 } }
+                results.record(index, result)
+            }
+            returned.withLock { $0 = true }
+        }
+        #expect(waited.current == 0)
+        #expect(results.count == 200)
+        #expect(results.results.values.allSatisfy { $0.authorization == "Bearer current" })
+        #expect(service.refreshCount == 1)
+
+        service.completePending()
+        await events.wait(forEventStartingWith: "refresh succeeded")
+        let next = try await closure.authorize(makeRequest())
+        #expect(next.value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
+        #expect(service.refreshCount == 1)
+        #expect(!events.descriptions.contains { $0.hasPrefix("refresh held") })
+    }
+
+    @Test func aFailedRefreshAheadKeepsTheCurrentTokenAndFailsNoRequest() async throws {
+        let service = TokenService(behavior: .fail(ExampleError(code: 500)))
+        service.store(service.authentication("current", recommended: true))
+        let events = EventLog()
+        let clock = ManualClock()
+        let closure = Closure.make(service, events: events, clock: clock)
+        for _ in 0..<20 {
+            let signed = try await closure.authorize(makeRequest())
+            #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer current")
+        }
+        await events.wait(forEventStartingWith: "refresh ahead failed")
+        // It backs off on its own: no second attempt before time has passed.
+        #expect(service.refreshCount == 1)
+        clock.advance(by: 2)
+        service.setBehavior(.succeed)
+        _ = try await closure.authorize(makeRequest())
+        await events.wait(forEventStartingWith: "refresh succeeded")
+        #expect(try await closure.authorize(makeRequest()).value(forHTTPHeaderField: "Authorization") == "Bearer token-2")
+    }
+
+    @Test func aFailingRefreshAheadLeavesTheWindowRoomForTheRefreshThatExpiryNeeds() async throws {
+        let service = TokenService(behavior: .fail(ExampleError(code: 500)))
+        let current = service.authentication("current", recommended: true)
+        service.store(current)
+        let events = EventLog()
+        let clock = ManualClock()
+        let closure = Closure.make(
+            service, refreshWindow: RefreshWindow(maximumRefreshes: 3, interval: 600), events: events, clock: clock)
+        for _ in 0..<10 {
+            _ = try await closure.authorize(makeRequest())
+            // Each attempt has ended before time moves on.
+            await events.wait(forEventStartingWith: "refresh ahead failed", count: service.refreshCount)
+            clock.advance(by: 61)
+        }
+        // Two attempts ahead at most: the third place in the window is kept for expiry.
+        #expect(service.refreshCount == 2)
+        service.setBehavior(.succeed)
+        closure.adopt(service.authentication("current", stale: true))
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-3")
+    }
+
+    @Test func whenTheTokenBecomesNeededDuringARefreshAheadRequestsWaitForThatSameRefresh() async throws {
+        let service = TokenService(behavior: .hold)
+        let age = Protected(Age.recommended)
+        let closure = RefreshingRequestClosure<AgeingAuthentication>(find: {
+            AgeingAuthentication(accessToken: "current", age: age, service: service)
+        })
+        _ = try await closure.authorize(makeRequest())
+        await service.started.wait(for: 1)
+        // Time passes: the same authentication now needs its refresh.
+        age.withLock { $0 = .needed }
+        let results = Completions<Result<URLRequest, any Error>>()
+        DispatchQueue.concurrentPerform(iterations: 100) { index in
+            closure.authorize(makeRequest()) { results.record(index, $0) }
+        }
+        #expect(results.count == 0)
+        service.completePending(with: .success(service.authentication("refreshed")))
+        await results.wait(for: 100)
+        #expect(results.results.values.allSatisfy { $0.authorization == "Bearer refreshed" })
+        #expect(service.refreshCount == 1)
+    }
+}
+
+/// The app's own handles on the closure: a login to adopt, a refresh to ask for.
+@Suite("adopt and refreshIfNeeded")
+struct AdoptAndRefreshIfNeededTests {
+    typealias Results = Completions<Result<URLRequest, any Error>>
+
+    @Test func adoptAfterALoginServesTheWaitingRequestsAndLaterOnes() async throws {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("expired", stale: true))
+        let closure = Closure.make(service)
+        let results = Results()
+        closure.authorizeConcurrently(20, into: results)
+        await service.started.wait(for: 1)
+        closure.adopt(service.authentication("logged-in"))
+        await results.wait(for: 20)
+        #expect(results.results.values.allSatisfy { $0.authorization == "Bearer logged-in" })
+        // The refresh that was running belongs to the old login: its token is not adopted.
+        service.completePending()
+        let later = try await closure.authorize(makeRequest())
+        #expect(later.value(forHTTPHeaderField: "Authorization") == "Bearer logged-in")
+    }
+
+    @Test func refreshIfNeededCompletesAtOnceForAFreshTokenAndRefreshesARecommendedOne() async throws {
+        let service = TokenService()
+        service.store(service.authentication("fresh"))
+        let closure = Closure.make(service)
+        try await closure.refreshIfNeeded()
+        #expect(service.refreshCount == 0)
+        closure.adopt(service.authentication("ageing", recommended: true))
+        try await closure.refreshIfNeeded()
+        #expect(service.refreshCount == 1)
+        #expect(try await closure.authorize(makeRequest()).value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
+    }
+
+    @Test func refreshIfNeededJoinsARunningRefreshAheadAndReportsItsFailure() async throws {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("ageing", recommended: true))
+        let closure = Closure.make(service)
+        _ = try await closure.authorize(makeRequest())
+        await service.started.wait(for: 1)
+        let done = Completions<Result<Void, any Error>>()
+        closure.refreshIfNeeded { done.record(0, $0) }
+        // Requests are not held by it.
+        _ = try await closure.authorize(makeRequest())
+        #expect(done.count == 0)
+        service.completePending(with: .failure(ExampleError(code: 7)))
+        await done.wait(for: 1)
+        guard case .failure(RefreshQueueError.refreshFailed(let underlying)) = done.results[0] else {
+            Issue.record("expected refreshFailed, got \(String(describing: done.results[0]))")
+            return
+        }
+        #expect(underlying as? ExampleError == ExampleError(code: 7))
+        #expect(service.refreshCount == 1)
+    }
+
+    @Test func refreshIfNeededWithoutALoginFailsWithNotAuthenticated() async {
+        let closure = Closure.make(TokenService(), missingAuthentication: .sendUnsigned)
+        await #expect {
+            try await closure.refreshIfNeeded()
+        } throws: { error in
+            (error as? RefreshQueueError)?.name == "notAuthenticated"
+        }
+    }
+}
+
+/// A store-backed refresh whose result the store no longer wants.
+@Suite("Store-backed refresh and a store that changed meanwhile")
+struct StoreRefusalTests {
+    typealias Results = Completions<Result<URLRequest, any Error>>
+
+    @Test func aLogoutDuringTheRefreshIsNotUndoneAndTheWaitingRequestsFailAsNotAuthenticated() async {
+        let service = TokenService(behavior: .hold)
+        let store = InMemoryAuthenticationStore(service.authentication("expired", stale: true))
+        let closure = Closure(store: store)
+        let results = Results()
+        closure.authorizeConcurrently(20, into: results)
+        await service.started.wait(for: 1)
+        try? store.remove()
+        service.completePending()
+        await results.wait(for: 20)
+        #expect(results.results.values.allSatisfy { $0.refreshQueueError?.name == "notAuthenticated" })
+        #expect(store.load() == nil)
+    }
+
+    @Test func aLoginAsSomeoneElseDuringTheRefreshWinsAndTheWaitingRequestsUseIt() async {
+        let service = TokenService(behavior: .hold)
+        let store = InMemoryAuthenticationStore(service.authentication("expired", stale: true))
+        let closure = Closure(store: store)
+        let results = Results()
+        closure.authorizeConcurrently(20, into: results)
+        await service.started.wait(for: 1)
+        try? store.save(service.authentication("someone-else"))
+        service.completePending()
+        await results.wait(for: 20)
+        #expect(results.results.values.allSatisfy { $0.authorization == "Bearer someone-else" })
+        #expect(store.load()?.accessToken == "someone-else")
+    }
+}
+
+enum Age: Sendable {
+    case fresh, recommended, needed
+}
+
+/// An authentication that ages while it is held: the test moves it from recommended to needed.
+struct AgeingAuthentication: RefreshableAuthentication {
+    let accessToken: String
+    let age: Protected<Age>
+    let service: TokenService
+
+    var isRefreshNeeded: Bool { age.current == .needed }
+    var isRefreshRecommended: Bool { age.current == .recommended }
+
+    func refresh() -> Future<AgeingAuthentication> {
+        service.refresh(service.authentication(accessToken)).map { fresh in
+            AgeingAuthentication(accessToken: fresh.accessToken, age: Protected(.fresh), service: service)
+        }
+    }
+
+    static func find() -> AgeingAuthentication? { nil }
+}
