@@ -6,6 +6,7 @@ enum ScenarioID: String, CaseIterable, Sendable {
     case scaling
     case memory
     case future
+    case machine
     case loopback
 }
 

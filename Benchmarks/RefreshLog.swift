@@ -1,14 +1,17 @@
 import Foundation
 import RefreshQueue
 
-/// What a closure reported about its refreshes through `onEvent`: how long each took and how many
-/// requests were waiting for it.
+/// What a closure reported about its refreshes through `onEvent`: how long each took, how many
+/// requests were held by one and for how long.
 final class RefreshLog: @unchecked Sendable {
     private let lock = NSLock()
     private var durations: [Double] = []
     private var waiting: [Int] = []
     private var failures = 0
     private var queued = 0
+    private var refreshesAhead = 0
+    private var held = 0
+    private var holdDurations: [Double] = []
 
     /// Creates an empty log.
     init() {}
@@ -32,16 +35,38 @@ final class RefreshLog: @unchecked Sendable {
             lock.withLock { waiting.append(count) }
         case .requestWaiting:
             lock.withLock { queued += 1 }
+        case .refreshAheadStarted:
+            lock.withLock { refreshesAhead += 1 }
+        case .refreshHeldRequests(let count, let duration):
+            lock.withLock {
+                held += count
+                holdDurations.append(duration)
+            }
         default:
             break
         }
     }
 
-    /// Figures for the report: refreshes, their median and longest duration, the seconds they
-    /// took in all, how many requests waited for one at most, and how many requests went through
-    /// the closure's queue instead of being signed inline.
-    var details: [String: Double] {
+    /// Requests held by a refresh (they waited for it), in all.
+    var requestsHeld: Int { lock.withLock { held } }
+
+    /// How long refreshes held requests, in milliseconds: the median and the 99th percentile of
+    /// the holds, or zero without holds.
+    var holdMilliseconds: (p50: Double, p99: Double) {
         lock.withLock {
+            let sorted = holdDurations.sorted()
+            guard !sorted.isEmpty else { return (0, 0) }
+            let p99 = sorted[min(sorted.count - 1, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)]
+            return (sorted[sorted.count / 2] * 1_000, p99 * 1_000)
+        }
+    }
+
+    /// Figures for the report: refreshes, their median and longest duration, the seconds they
+    /// took in all, how many requests waited for one at most, how many requests went through the
+    /// closure's queue instead of being signed inline, and how many were held and how long.
+    var details: [String: Double] {
+        let hold = holdMilliseconds
+        return lock.withLock {
             let sorted = durations.sorted()
             let median = sorted.isEmpty ? 0 : sorted[sorted.count / 2]
             return [
@@ -49,8 +74,13 @@ final class RefreshLog: @unchecked Sendable {
                 "refreshMillisecondsMax": (sorted.last ?? 0) * 1_000,
                 "refreshSecondsTotal": durations.reduce(0, +),
                 "refreshFailures": Double(failures),
+                "refreshesAhead": Double(refreshesAhead),
                 "requestsWaitingMax": Double(waiting.max() ?? 0),
                 "requestsQueued": Double(queued),
+                "requestsHeld": Double(held),
+                "holds": Double(holdDurations.count),
+                "holdMillisecondsP50": hold.p50,
+                "holdMillisecondsP99": hold.p99,
             ]
         }
     }

@@ -44,6 +44,8 @@ enum Runner {
             return try ScenarioMemory.run(options)
         case .future:
             return try ScenarioFuture.run(options)
+        case .machine:
+            return try ScenarioMachine.run(options)
         case .loopback:
             return try AsyncBridge.run { try await ScenarioLoopback.run(options) }
         }

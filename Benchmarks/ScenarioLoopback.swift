@@ -11,6 +11,10 @@ import FoundationNetworking
 /// header with a long-lived token and no interceptor. A third arm, the floor, sends a fresh copy
 /// of the request with the header merged in, as the library does, but without the library: what
 /// any interceptor pays. Arms alternate in short rounds (A B C, then C B A).
+///
+/// It also reports how many requests a refresh held (they waited for it) and for how long: with
+/// refresh ahead, none in a steady run. For comparison, a short run after the rounds refreshes
+/// only when the token is needed, as a library without refresh ahead does.
 enum ScenarioLoopback {
     /// Concurrent workers in each arm.
     static let workers = 32
@@ -31,6 +35,7 @@ enum ScenarioLoopback {
         let longLived = try await LoopbackLogin.logIn(stub: stub, client: client, session: session)
         stub.accessTokenLifetime = 1
         let shortLived = try await LoopbackLogin.logIn(stub: stub, client: client, session: session)
+        let comparisonToken = try await LoopbackLogin.logIn(stub: stub, client: client, session: session)
         let log = RefreshLog()
         // Every request of this scenario goes to the Web API, so the default predicate (sign all)
         // is what an app would use; a predicate of its own would be the app's cost, not ours.
@@ -106,6 +111,27 @@ enum ScenarioLoopback {
         row.conditionsMet = errors == 0 && unexpected == 0 && refreshes > 0
         row.problems = problems
 
+        // Requests held by a refresh, over every round of the scenario arm.
+        let sent = LoopbackArm.total(of: rounds[scenarioIndex]).completed
+        let held = makeHeldRow(
+            name: "loopback_held", figure: "requests held by a refresh (refresh ahead)", log: log, sent: sent,
+            goal: .atMost(0))
+
+        // The same traffic refreshing only when the token is needed: requests wait at every expiry.
+        // A leeway no longer than the safety margin (a tenth of the 1 s lifetime): a refresh is
+        // recommended only once it is needed.
+        let onlyWhenNeeded = TokenLeeway(minimum: 0, fractionOfLifetime: 0.1, maximumFractionOfLifetime: 1)
+        let comparisonLog = RefreshLog()
+        let comparison = RefreshingRequestClosure(
+            client: client, store: InMemoryAuthenticationStore<OAuth2Token>(comparisonToken), leeway: onlyWhenNeeded,
+            refreshWindow: .unlimited, onEvent: comparisonLog.handler)
+        let comparisonArm = await LoopbackArm.run(
+            workers: workers, seconds: options.quick ? 1 : 3,
+            send: { status(of: try await comparison.data(for: plain, using: session).1) })
+        let comparisonRow = makeHeldRow(
+            name: "loopback_held_only_when_needed", figure: "requests held by a refresh (refresh only when needed)",
+            log: comparisonLog, sent: comparisonArm.completed, goal: .report)
+
         var floorRow = Row(
             name: "loopback_vs_floor", scenario: "loopback end to end",
             figure: "requests/s, vs the same mutation without the library", samples: samples[scenarioIndex],
@@ -113,7 +139,17 @@ enum ScenarioLoopback {
             baseline: Baseline(name: "fresh copy + header merged, no interceptor", samples: samples[floorIndex]),
             goal: .report)
         floorRow.pooledRatio = pooledRatio(scenario, to: measured[floorIndex])
-        return [row, floorRow]
+        return [row, floorRow, held, comparisonRow]
+    }
+
+    /// A row of how many of `sent` requests a refresh held, with the hold times in the figure.
+    private static func makeHeldRow(name: String, figure: String, log: RefreshLog, sent: Int, goal: Goal) -> Row {
+        let hold = log.holdMilliseconds
+        let text = figure + String(format: ", hold p50 %.1f ms, p99 %.1f ms", hold.p50, hold.p99)
+        return Row(
+            name: name, scenario: "loopback end to end", figure: text, samples: Samples([Double(log.requestsHeld)]),
+            unit: "requests", baseline: Baseline(name: "requests sent", samples: Samples([Double(sent)])), goal: goal,
+            details: log.details.merging(["requestsSent": Double(sent)]) { first, _ in first })
     }
 
     /// Throughput over every measured round, one arm's over another's: a round of 0.1 s holds a

@@ -5,29 +5,39 @@ import RefreshQueue
 import FoundationNetworking
 #endif
 
-/// Fires many requests to `/v1/me` at once through three kinds of code: a Moya-shaped provider,
-/// completion handlers, and async/await.
+/// Fires many requests to `/v1/me` through three kinds of code: a Moya-shaped provider,
+/// completion handlers, and async/await; as many at once as the session has connections, the
+/// next one as soon as one is answered.
 struct Burst {
+    /// The most requests in flight at once, as many as the session's connections.
+    static let concurrency = 64
+
     let closure: RefreshingRequestClosure<OAuth2Authentication>
     let baseURL: URL
     let session: URLSession
+    let tally: Tally
 
+    @discardableResult
     func run(requests: Int, timeline: Timeline?) async -> Tally {
         let provider = Provider(
             baseURL: baseURL, session: session,
             requestClosure: closure.requestClosure { ProviderError.underlying($0) })
-        let tally = Tally()
         let split = Split(total: requests)
+        let inFlight = min(requests, Self.concurrency)
         timeline?.log(
-            "firing \(requests) requests to /v1/me at once: \(split.provider) through a Moya-shaped "
-                + "provider, \(split.callbacks) with callbacks, \(split.async) with async/await")
+            "firing \(requests) requests to /v1/me, \(inFlight == requests ? "all at once" : "\(inFlight) at a time"): "
+                + "\(split.provider) through a Moya-shaped provider, \(split.callbacks) with callbacks, "
+                + "\(split.async) with async/await")
+        let next = NextIndex(total: requests)
         await withTaskGroup(of: Void.self) { group in
-            for index in 0..<requests {
+            for _ in 0..<inFlight {
                 group.addTask {
-                    switch split.kind(of: index) {
-                    case .provider: await viaProvider(provider, tally: tally)
-                    case .callbacks: await viaCallbacks(tally: tally)
-                    case .async: await viaAsync(tally: tally)
+                    while let index = next.take() {
+                        switch split.kind(of: index) {
+                        case .provider: await viaProvider(provider, tally: tally)
+                        case .callbacks: await viaCallbacks(tally: tally)
+                        case .async: await viaAsync(tally: tally)
+                        }
                     }
                 }
             }
@@ -38,15 +48,16 @@ struct Burst {
     /// A worker process of `--processes`: the same burst against the parent's server and token
     /// file; its result goes to the parent as one line on standard output.
     static func runWorker(_ worker: Options.Worker, requests: Int, lifetime: TimeInterval) async -> Bool {
-        let session = URLSession.walkthrough(concurrency: min(requests, 64))
+        let session = URLSession.walkthrough(concurrency: min(requests, Burst.concurrency))
         defer { session.invalidateAndCancel() }
         do {
             let store = try FileAuthenticationStore<OAuth2Token>(fileURL: worker.tokenFile)
             let client = TokenEndpointClient.example(baseURL: worker.baseURL, session: session)
+            let tally = Tally()
             let burst = Burst(
-                closure: .walkthrough(client: client, store: store, lifetime: lifetime, timeline: nil),
-                baseURL: worker.baseURL, session: session)
-            let tally = await burst.run(requests: requests, timeline: nil)
+                closure: .walkthrough(client: client, store: store, lifetime: lifetime, timeline: nil, tally: tally),
+                baseURL: worker.baseURL, session: session, tally: tally)
+            await burst.run(requests: requests, timeline: nil)
             say(WorkerProcess.resultLine(index: worker.index, tally: tally))
             return tally.snapshot.errors.isEmpty
         } catch {
@@ -99,6 +110,25 @@ struct Burst {
         } catch {
             tally.record(error: error)
         }
+    }
+}
+
+/// Hands out request numbers to the workers of a burst, each once.
+final class NextIndex: @unchecked Sendable {
+    private let lock = NSLock()
+    private var next = 0
+    private let total: Int
+
+    init(total: Int) {
+        self.total = total
+    }
+
+    func take() -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard next < total else { return nil }
+        defer { next += 1 }
+        return next
     }
 }
 

@@ -49,7 +49,7 @@ struct Walkthrough {
         defer { stub.stop() }
         timeline.log("Spotify-like token server listening on \(stub.baseURL.absoluteString)")
 
-        let session = URLSession.walkthrough(concurrency: min(options.requests, 64))
+        let session = URLSession.walkthrough(concurrency: min(options.requests, Burst.concurrency))
         defer { session.invalidateAndCancel() }
         let client = TokenEndpointClient.example(baseURL: stub.baseURL, session: session)
         let directory = try TemporaryDirectory()
@@ -76,9 +76,11 @@ struct Walkthrough {
         if options.processes > 1 {
             tally = try await runWorkers(stub: stub, tokenFile: store.fileURL)
         } else {
-            tally = await Burst(
-                closure: .walkthrough(client: client, store: store, lifetime: options.lifetime, timeline: timeline),
-                baseURL: stub.baseURL, session: session
+            tally = Tally()
+            await Burst(
+                closure: .walkthrough(
+                    client: client, store: store, lifetime: options.lifetime, timeline: timeline, tally: tally),
+                baseURL: stub.baseURL, session: session, tally: tally
             ).run(requests: options.requests, timeline: timeline)
         }
 
@@ -137,11 +139,15 @@ struct Walkthrough {
         }
         let refreshes = counters.refreshTokenGrants
         let total = statuses.values.reduce(0, +) + errors.count
+        let held = tally.held
+        timeline.log(
+            "requests that waited for a refresh: \(held.first) for the first token, \(held.later) once a token was held")
         var parts: [String] = []
         if options.processes > 1 { parts.append("\(options.processes) processes") }
         parts += ["\(total) requests", "\(refreshes) \(refreshes == 1 ? "refresh" : "refreshes")"]
         parts += Tally.statusList(statuses)
         parts.append("\(errors.count) \(errors.count == 1 ? "error" : "errors")")
+        parts.append("\(held.later) waited once a token was held")
         if options.rotate || options.processes > 1 {
             let reuses = counters.reuseDetections
             parts.append("\(reuses) reuse \(reuses == 1 ? "detection" : "detections")")
@@ -193,7 +199,7 @@ extension RefreshingRequestClosure where Authentication == OAuth2Authentication 
     /// tokens in the shared file, only the Web API signed.
     static func walkthrough(
         client: TokenEndpointClient, store: FileAuthenticationStore<OAuth2Token>, lifetime: TimeInterval,
-        timeline: Timeline?
+        timeline: Timeline?, tally: Tally
     ) -> RefreshingRequestClosure<OAuth2Authentication> {
         RefreshingRequestClosure(
             client: client, store: store,
@@ -202,7 +208,10 @@ extension RefreshingRequestClosure where Authentication == OAuth2Authentication 
             refreshWindow: RefreshWindow(maximumRefreshes: max(5, Int(60 / lifetime) + 5), interval: 30),
             // Only the Web API gets the token; the token endpoint authenticates the client itself.
             requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true },
-            onEvent: { event in timeline?.report(event) },
+            onEvent: { event in
+                if case .refreshHeldRequests(let count, _) = event { tally.record(held: count) }
+                timeline?.report(event)
+            },
             onReauthenticationRequired: { _ in
                 timeline?.log("the refresh token was refused: the user must log in again")
             }

@@ -31,12 +31,14 @@ enum WorkerProcess {
         #endif
     }
 
-    /// `result <index> <status>=<count>… errors=<count> <first error>`: what a worker tells the parent.
+    /// `result <index> held=<first>/<later> <status>=<count>… errors=<count> <first error>`: what a
+    /// worker tells the parent.
     static func resultLine(index: Int, tally: Tally) -> String {
         let (statuses, errors) = tally.snapshot
+        let held = tally.held
         let counts = statuses.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        return (["result", String(index)] + counts + ["errors=\(errors.count)"] + errors.prefix(1)).joined(
-            separator: " ")
+        return (["result", String(index), "held=\(held.first)/\(held.later)"] + counts + ["errors=\(errors.count)"]
+            + errors.prefix(1)).joined(separator: " ")
     }
 
     private static func parse(_ output: String) -> Outcome? {
@@ -47,6 +49,11 @@ enum WorkerProcess {
         var errorCount = 0
         for field in fields.dropFirst(2) {
             let pair = field.split(separator: "=", maxSplits: 1).map(String.init)
+            if pair.count == 2, pair[0] == "held" {
+                let parts = pair[1].split(separator: "/").compactMap { Int($0) }
+                if parts.count == 2 { tally.setHeld(first: parts[0], later: parts[1]) }
+                continue
+            }
             guard pair.count == 2, let count = Int(pair[1]) else { continue }
             if pair[0] == "errors" {
                 errorCount = count

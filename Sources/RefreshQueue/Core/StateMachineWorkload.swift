@@ -1,0 +1,84 @@
+import Dispatch
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The refresh state machine alone, timed, for the `Benchmarks` executable: what the decisions
+/// cost per request, without locks, queues or user code around them. Not part of the API.
+@_spi(Benchmarks)
+public enum StateMachineWorkload {
+    /// How the requests of a workload meet the machine.
+    public enum Shape: Sendable {
+        /// Held by a refresh: the first request finds the token stale, the others join the
+        /// refresh, it ends, the line is released and answered.
+        case heldByARefresh
+        /// Through the line with a fresh token: the requests arrive while a pump is pending, the
+        /// pump reads the token once and answers them all.
+        case throughTheLine
+    }
+
+    /// Nanoseconds of machine time per request for `requests` requests of `shape`, every event
+    /// included (arrival, hold, refresh end, pump steps, answers delivered).
+    public static func nanosecondsPerRequest(_ shape: Shape, requests: Int) -> Double {
+        let count = max(1, requests)
+        let request = URLRequest(url: URL(fileURLWithPath: "/"))
+        // The tasks exist before the clock starts: they are the app's, not the machine's.
+        let tasks = (0..<count).map { ticket in
+            AuthorizationTask(request: request, ticket: UInt64(ticket), canceller: nil, completion: { _ in })
+        }
+        var machine = RefreshStateMachine(
+            configuration: .init(refreshTimeout: 30, abandonAfter: 120, window: .unlimited))
+        let stale = HeldCredential(authentication: Token(), header: .success("Bearer stale"))
+        let fresh = HeldCredential(authentication: Token(), header: .success("Bearer fresh"))
+        var sink = 0
+        let start = DispatchTime.now().uptimeNanoseconds
+        switch shape {
+        case .heldByARefresh:
+            sink += machine.adopt(stale, now: 0).events.count
+            for index in 0..<count {
+                let (_, actions) = machine.arrive(
+                    { tasks[Int($0)] }, staleGeneration: index == 0 ? 1 : nil, now: 1)
+                sink += actions.events.count
+            }
+            sink += machine.refreshEnded(attempt: 1, .refreshed(fresh, .fresh), now: 2).events.count
+        case .throughTheLine:
+            for index in 0..<count {
+                let (_, actions) = machine.arrive({ tasks[Int($0)] }, now: 1)
+                sink += actions.events.count + index
+            }
+        }
+        // The pump: load or read freshness, answer, until idle.
+        pumping: while true {
+            switch machine.pump(now: 3) {
+            case .perform(let actions):
+                if let answers = actions.answers {
+                    sink += answers.waiters.count
+                    machine.answered(answers.waiters.count)
+                }
+            case .find:
+                sink += machine.found(fresh, now: 3).events.count
+            case .evaluate(_, let generation):
+                let actions = machine.evaluated(generation: generation, freshness: .fresh, now: 3)
+                if let answers = actions.answers {
+                    sink += answers.waiters.count
+                    machine.answered(answers.waiters.count)
+                }
+            case .idle:
+                break pumping
+            }
+        }
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start)
+        precondition(sink >= count, "every request must have been answered")
+        return elapsed / Double(count)
+    }
+
+    /// A token the workload never refreshes.
+    private struct Token: RefreshableAuthentication {
+        var isRefreshNeeded: Bool { false }
+        var accessToken: String { "token" }
+        func refresh() -> Future<Token> { Future(value: self) }
+        static func find() -> Token? { nil }
+    }
+}
