@@ -141,7 +141,8 @@ struct Walkthrough {
         let total = statuses.values.reduce(0, +) + errors.count
         let held = tally.held
         timeline.log(
-            "requests that waited for a refresh: \(held.first) for the first token, \(held.later) once a token was held")
+            "requests that waited for a refresh: \(held.first) for the first token, \(held.later) once a token was held"
+        )
         var parts: [String] = []
         if options.processes > 1 { parts.append("\(options.processes) processes") }
         parts += ["\(total) requests", "\(refreshes) \(refreshes == 1 ? "refresh" : "refreshes")"]

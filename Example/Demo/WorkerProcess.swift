@@ -37,7 +37,8 @@ enum WorkerProcess {
         let (statuses, errors) = tally.snapshot
         let held = tally.held
         let counts = statuses.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        return (["result", String(index), "held=\(held.first)/\(held.later)"] + counts + ["errors=\(errors.count)"]
+        return
+            (["result", String(index), "held=\(held.first)/\(held.later)"] + counts + ["errors=\(errors.count)"]
             + errors.prefix(1)).joined(separator: " ")
     }
 

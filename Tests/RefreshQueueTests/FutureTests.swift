@@ -191,9 +191,9 @@ struct FutureTests {
         let kept = Protected<(@Sendable (Result<Int, any Error>) -> Void)?>(nil)
         Future<Int> { complete in kept.withLock { $0 = complete } }
             .timeout(after: 0.05, error: ExampleError(code: 9)).observe { result in
-            guard case .failure(let error) = result else { return completions.record(0, false) }
-            completions.record(0, error as? ExampleError == ExampleError(code: 9))
-        }
+                guard case .failure(let error) = result else { return completions.record(0, false) }
+                completions.record(0, error as? ExampleError == ExampleError(code: 9))
+            }
         await completions.wait(for: 1)
         #expect(completions.results[0] == true)
     }

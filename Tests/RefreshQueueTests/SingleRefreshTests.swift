@@ -14,7 +14,9 @@ import FoundationNetworking
 struct SingleRefreshTests {
     typealias Results = Completions<Result<URLRequest, any Error>>
 
-    @Test(.exclusive) func aRefreshOutlivingItsTimeoutStartsNoSecondRefreshAndItsLateTokenSignsLaterRequests() async throws {
+    @Test(.exclusive) func aRefreshOutlivingItsTimeoutStartsNoSecondRefreshAndItsLateTokenSignsLaterRequests()
+        async throws
+    {
         let service = TokenService(behavior: .hold)
         service.store(service.authentication("expired", stale: true))
         let events = EventLog()
@@ -166,7 +168,8 @@ struct RefreshAheadTests {
         service.setBehavior(.succeed)
         _ = try await closure.authorize(makeRequest())
         await events.wait(forEventStartingWith: "refresh succeeded")
-        #expect(try await closure.authorize(makeRequest()).value(forHTTPHeaderField: "Authorization") == "Bearer token-2")
+        #expect(
+            try await closure.authorize(makeRequest()).value(forHTTPHeaderField: "Authorization") == "Bearer token-2")
     }
 
     @Test func aFailingRefreshAheadLeavesTheWindowRoomForTheRefreshThatExpiryNeeds() async throws {
@@ -243,7 +246,8 @@ struct AdoptAndRefreshIfNeededTests {
         closure.adopt(service.authentication("ageing", recommended: true))
         try await closure.refreshIfNeeded()
         #expect(service.refreshCount == 1)
-        #expect(try await closure.authorize(makeRequest()).value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
+        #expect(
+            try await closure.authorize(makeRequest()).value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
     }
 
     @Test func refreshIfNeededJoinsARunningRefreshAheadAndReportsItsFailure() async throws {

@@ -56,7 +56,8 @@ extension RefreshingRequestClosure {
         var task = AuthorizationTask.finished
         let actions = update { machine in
             let (arrived, actions) = machine.arrive(
-                { ticket in AuthorizationTask(request: request, ticket: ticket, canceller: self, completion: completion) },
+                { ticket in AuthorizationTask(request: request, ticket: ticket, canceller: self, completion: completion)
+                },
                 kind: kind, rejectedHeader: rejectedHeader, staleGeneration: staleGeneration, now: now)
             task = arrived
             return actions
@@ -236,7 +237,8 @@ extension RefreshingRequestClosure {
 
     /// The default refresh: `Authentication.refresh()`, bounded by the budget when the
     /// authentication knows how (the built-in OAuth 2.0 one does).
-    static func refreshWithinBudget(_ authentication: Authentication, _ budget: RefreshBudget) -> Future<Authentication> {
+    static func refreshWithinBudget(_ authentication: Authentication, _ budget: RefreshBudget) -> Future<Authentication>
+    {
         if let bounded = authentication as? any BudgetedRefresh,
             let future = bounded.refresh(within: budget) as? Future<Authentication>
         {

@@ -66,7 +66,8 @@ extension OAuth2Authentication: BudgetedRefresh {
         let (token, client, leeway) = (self.token, self.client, self.leeway)
         let deadline = budget.workDeadline
         return Future<OAuth2Authentication>(operation: {
-            OAuth2Authentication(token: try await client.refresh(token, deadline: deadline), client: client, leeway: leeway)
+            OAuth2Authentication(
+                token: try await client.refresh(token, deadline: deadline), client: client, leeway: leeway)
         })
     }
 }

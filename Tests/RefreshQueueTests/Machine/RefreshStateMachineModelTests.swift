@@ -224,8 +224,11 @@ private struct ModelWorld {
             if some === machine.snapshot.credential { rejectedHeld = some }
         }
         let (task, actions) = machine.arrive(
-            { ticket in AuthorizationTask(request: URLRequest(url: URL(fileURLWithPath: "/")), ticket: ticket,
-                canceller: nil, completion: { _ in }) },
+            { ticket in
+                AuthorizationTask(
+                    request: URLRequest(url: URL(fileURLWithPath: "/")), ticket: ticket,
+                    canceller: nil, completion: { _ in })
+            },
             kind: kind, rejectedHeader: header, staleGeneration: staleGeneration, now: now)
         requests[task.ticket] = Request(ticket: task.ticket, arrivedAt: now, kind: kind, rejected: rejectedHeld)
         apply(actions, "arrive \(task.ticket) \(kind)\(header != nil ? " rejected" : "")")
@@ -280,10 +283,14 @@ private struct ModelWorld {
         case 7: result = .failed(.init(error: URLError(.timedOut), isTransport: true, retryAfter: nil))
         case 8:
             result = .failed(
-                .init(error: URLError(.badServerResponse), retryAfter: 3, requiresReauthentication: Bool.random(using: &random)))
+                .init(
+                    error: URLError(.badServerResponse), retryAfter: 3,
+                    requiresReauthentication: Bool.random(using: &random)))
         default: result = .superseded
         }
-        apply(machine.refreshEnded(attempt: refresh.attempt, result, now: now), "refresh \(refresh.attempt) ended: \(result)")
+        apply(
+            machine.refreshEnded(attempt: refresh.attempt, result, now: now),
+            "refresh \(refresh.attempt) ended: \(result)")
     }
 
     private mutating func fireWaitTimer() {
@@ -410,7 +417,8 @@ private struct ModelWorld {
         guard failure == nil else { return }
         let snapshot = machine.snapshot
         if snapshot.isHeld != (suspended == 1) {
-            failure = "the queue is \(suspended == 1 ? "" : "not ")suspended, but the line is \(snapshot.isHeld ? "" : "not ")held"
+            failure =
+                "the queue is \(suspended == 1 ? "" : "not ")suspended, but the line is \(snapshot.isHeld ? "" : "not ")held"
         } else if snapshot.isHeld && snapshot.waiting == 0 {
             failure = "the queue is suspended while nobody waits"
         } else if snapshot.isHeld && snapshot.refreshAttempt == nil {

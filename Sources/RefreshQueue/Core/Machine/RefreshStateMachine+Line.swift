@@ -1,0 +1,159 @@
+import Foundation
+
+// Events of the line: requests arrive, leave (cancelled) and are moved on by the pump.
+extension RefreshStateMachine {
+    // MARK: - Requests
+
+    /// A request (or a probe) starts waiting.
+    ///
+    /// - Parameters:
+    ///   - makeTask: Creates the request's task for its ticket.
+    ///   - rejectedHeader: For a request the server rejected: the header value it carried.
+    ///   - staleGeneration: The fast path read that this generation needs a refresh.
+    mutating func arrive(
+        _ makeTask: (UInt64) -> AuthorizationTask,
+        kind: Waiter.Kind = .request,
+        rejectedHeader: String? = nil,
+        staleGeneration: UInt64? = nil,
+        now: TimeInterval
+    ) -> (AuthorizationTask, Actions) {
+        let ticket = nextTicket
+        nextTicket &+= 1
+        var rejectedGeneration: UInt64?
+        if let rejectedHeader, let held = credential, case .success(rejectedHeader) = held.value.header {
+            rejectedGeneration = held.generation
+            credential?.knownStale = true
+        }
+        if let staleGeneration, credential?.generation == staleGeneration {
+            credential?.knownStale = true
+        }
+        let task = makeTask(ticket)
+        line.append(
+            Waiter(task: task, ticket: ticket, arrivedAt: now, rejectedGeneration: rejectedGeneration, kind: kind))
+        var actions = Actions()
+        actions.events.append(.requestWaiting(waiting: line.count))
+        switch linePhase {
+        case .held:
+            hold?.requests += 1
+            armWaitTimer(into: &actions)
+        case .loading:
+            armWaitTimer(into: &actions)
+        case .evaluating:
+            break
+        case .moving:
+            if pumpPending { break }
+            if let credential, credential.knownStale, line.count == 1 {
+                needRefresh(now: now, into: &actions)
+            } else {
+                schedulePump(into: &actions)
+            }
+        }
+        return (task, actions)
+    }
+
+    /// The fast path read that the held credential recommends a refresh ahead.
+    mutating func refreshRecommended(generation: UInt64, now: TimeInterval) -> Actions {
+        var actions = Actions()
+        guard credential?.generation == generation else { return actions }
+        startAhead(now: now, into: &actions)
+        return actions
+    }
+
+    /// A waiting request was cancelled (and completed by its canceller).
+    mutating func cancel(ticket: UInt64, now: TimeInterval) -> Actions {
+        var actions = Actions()
+        if let waiter = line.remove(ticket: ticket) {
+            actions.displaced.append(waiter.task)
+            if line.isEmpty, linePhase == .held {
+                releaseHold(now: now, into: &actions)
+            }
+        } else if let index = probes.firstIndex(where: { $0.ticket == ticket }) {
+            actions.displaced.append(probes.remove(at: index).task)
+        }
+        return actions
+    }
+
+    /// Answers handed out earlier have been delivered.
+    mutating func answered(_ count: Int) {
+        unanswered -= count
+    }
+
+    // MARK: - The pump
+
+    /// The pump's next step, on the serial queue.
+    mutating func pump(now: TimeInterval) -> PumpStep {
+        var actions = Actions()
+        guard linePhase == .moving, let head = line.first else {
+            pumpPending = false
+            return .idle(actions)
+        }
+        if let approval, head.ticket <= approval.throughTicket {
+            self.approval = nil
+            answer(line.removeFirst(while: { $0.ticket <= approval.throughTicket }), approval.outcome, into: &actions)
+            return .perform(actions)
+        }
+        approval = nil
+        guard let credential else {
+            linePhase = .loading(epoch: epoch)
+            armWaitTimer(into: &actions)
+            return .find(actions)
+        }
+        if credential.knownStale || head.rejectedGeneration == credential.generation {
+            needRefresh(now: now, into: &actions)
+            return .perform(actions)
+        }
+        linePhase = .evaluating(generation: credential.generation)
+        return .evaluate(credential.value, generation: credential.generation)
+    }
+
+    /// `find()` returned what it found.
+    mutating func found(_ found: HeldCredential?, now: TimeInterval) -> Actions {
+        var actions = Actions()
+        guard case .loading(let loadingEpoch) = linePhase else {
+            if let found { actions.displaced.append(found) }
+            return actions
+        }
+        linePhase = .moving
+        actions.events.append(.authenticationLoaded(found: found != nil))
+        guard loadingEpoch == epoch, credential == nil else {
+            // A logout or a login happened while `find()` ran: what it found may be stale.
+            if let found { actions.displaced.append(found) }
+            return actions
+        }
+        if let found {
+            generations &+= 1
+            credential = Held(value: found, generation: generations, epoch: epoch)
+        } else if let first = line.removeFirst() {
+            // `find()` is asked again for the next waiter: a login saved meanwhile is seen.
+            answer([first], .missing, into: &actions)
+        }
+        return actions
+    }
+
+    /// The pump read the freshness of `generation`.
+    mutating func evaluated(generation: UInt64, freshness: Freshness, now: TimeInterval) -> Actions {
+        var actions = Actions()
+        guard case .evaluating(let evaluating) = linePhase, evaluating == generation else { return actions }
+        linePhase = .moving
+        guard let held = credential, held.generation == generation, !held.knownStale else { return actions }
+        switch freshness {
+        case .needed:
+            credential?.knownStale = true
+            needRefresh(now: now, into: &actions)
+        case .fresh, .recommended:
+            let waiters = line.removeFirst(while: { $0.rejectedGeneration != generation })
+            var signed = waiters
+            if freshness == .recommended {
+                startAhead(now: now, into: &actions)
+                if refresh?.generation == generation, refresh?.epoch == epoch {
+                    // `refreshIfNeeded` waits for the refresh ahead; requests do not.
+                    signed = waiters.filter { $0.kind == .request }
+                    probes += waiters.filter { $0.kind == .probe }
+                    armWaitTimer(into: &actions)
+                }
+            }
+            answer(signed, .sign(held.value), into: &actions)
+        }
+        return actions
+    }
+}

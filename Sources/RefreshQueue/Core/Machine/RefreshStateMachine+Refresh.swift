@@ -1,0 +1,171 @@
+import Foundation
+
+// Events of refreshes, timers and the app: a refresh ends or is abandoned, a wait times out,
+// the app logs out or in.
+extension RefreshStateMachine {
+    // MARK: - Refreshes
+
+    /// A refresh reported its end.
+    mutating func refreshEnded(attempt id: UInt64, _ result: RefreshResult, now: TimeInterval) -> Actions {
+        var actions = Actions()
+        let attempt: Attempt
+        let onTime: Bool
+        if let running = refresh, running.id == id {
+            attempt = running
+            refresh = nil
+            onTime = true
+        } else if let index = abandoned.firstIndex(where: { $0.id == id }) {
+            attempt = abandoned.remove(at: index)
+            onTime = false
+        } else {
+            displace(result, into: &actions)
+            return actions
+        }
+        let duration = now - attempt.startedAt
+        // The line waits for whatever refresh is running; this one ending frees it.
+        let lineWasHeld = onTime && linePhase == .held
+        let waiting = line.count
+        let probes = onTime ? takeProbes() : []
+        switch result {
+        case .refreshed(let value, let freshness):
+            guard attempt.epoch == epoch, id > lastAdoptedAttempt else {
+                // Invalidated, or a newer attempt's result is held: keep what is held now.
+                actions.displaced.append(value)
+                answer(probes, credential.map { .sign($0.value) } ?? .fail(.notAuthenticated), into: &actions)
+                if lineWasHeld { releaseHold(now: now, into: &actions) }
+                return actions
+            }
+            lastAdoptedAttempt = id
+            generations &+= 1
+            if let old = credential { actions.displaced.append(old.value) }
+            credential = Held(value: value, generation: generations, epoch: epoch)
+            approval = nil
+            if freshness == .needed {
+                // Stale on arrival: waiters fail rather than refresh again (no refresh storm).
+                credential?.knownStale = true
+                actions.events.append(.refreshFailed(.excessiveRefresh, duration: duration))
+                answer(probes, .fail(.excessiveRefresh), into: &actions)
+                if lineWasHeld { approveLine(.fail(.excessiveRefresh)) }
+            } else {
+                let late = !onTime || (attempt.waitersTimedOut && !lineWasHeld)
+                actions.events.append(
+                    late ? .lateRefreshAdopted(duration: duration) : .refreshSucceeded(duration: duration))
+                answer(probes, .sign(value), into: &actions)
+                // Whoever waits, for this refresh or another still running, can use it now.
+                if linePhase == .held { approveLine(.sign(value)) }
+            }
+            if linePhase == .held {
+                if lineWasHeld { actions.events.append(.requestsResumed(waiting: waiting)) }
+                releaseHold(now: now, into: &actions)
+            }
+        case .failed(let failure):
+            if failure.isTransport {
+                recentRefreshes.removeAll { $0.id == id }
+            }
+            if let delay = failure.retryAfter, delay > 0 {
+                if let old = retryAfter { actions.displaced.append(old.error) }
+                retryAfter = Backoff(until: now + delay, error: .refreshFailed(failure.error))
+            }
+            let current = attempt.epoch == epoch && credential?.generation == attempt.generation
+            answer(probes, .fail(.refreshFailed(failure.error)), into: &actions)
+            if lineWasHeld {
+                actions.events.append(.refreshFailed(.refreshFailed(failure.error), duration: duration))
+                if current {
+                    approveLine(.fail(.refreshFailed(failure.error)))
+                    if failure.requiresReauthentication { forgetCredential(into: &actions) }
+                }
+                actions.events.append(.requestsResumed(waiting: waiting))
+                releaseHold(now: now, into: &actions)
+            } else if attempt.ahead && onTime {
+                // Nobody waited: the current token stays in use; try again later.
+                if current { backOffAhead(requiresReauthentication: failure.requiresReauthentication, now: now) }
+                actions.events.append(
+                    .refreshAheadFailed(.refreshFailed(failure.error), duration: duration))
+            } else {
+                actions.events.append(.refreshFailed(.refreshFailed(failure.error), duration: duration))
+                if current, failure.requiresReauthentication, refresh == nil {
+                    forgetCredential(into: &actions)
+                }
+            }
+        case .superseded:
+            answer(probes, .fail(.notAuthenticated), into: &actions)
+            if attempt.epoch == epoch, credential?.generation == attempt.generation {
+                forgetCredential(into: &actions)
+            }
+            if lineWasHeld { releaseHold(now: now, into: &actions) }
+        }
+        return actions
+    }
+
+    /// The refresh `id` has run for `abandonAfter`: give it up.
+    mutating func abandonLimitReached(attempt id: UInt64, now: TimeInterval) -> Actions {
+        var actions = Actions()
+        guard let running = refresh, running.id == id else { return actions }
+        refresh = nil
+        abandoned.append(running)
+        if abandoned.count > 8 { abandoned.removeFirst() }
+        actions.events.append(.refreshAbandoned(after: now - running.startedAt))
+        answer(takeProbes(), .fail(.refreshTimedOut), into: &actions)
+        if linePhase == .held {
+            // Waiters decide again: a new refresh of the same token may start now.
+            releaseHold(now: now, into: &actions)
+        }
+        return actions
+    }
+
+    /// The wait timer armed for `deadline` fired: fail the waiters whose `refreshTimeout` has
+    /// passed, and arm the timer again for the next one.
+    mutating func timerFired(deadline: TimeInterval, now: TimeInterval) -> Actions {
+        var actions = Actions()
+        if timerDeadline == deadline { timerDeadline = nil }
+        let timeout = configuration.refreshTimeout
+        var expired: [Waiter] = []
+        switch linePhase {
+        case .held, .loading:
+            expired = line.removeFirst(while: { $0.arrivedAt + timeout <= now })
+        case .moving, .evaluating:
+            break
+        }
+        let expiredProbes = probes.prefix(while: { $0.arrivedAt + timeout <= now })
+        probes.removeFirst(expiredProbes.count)
+        if !expired.isEmpty || !expiredProbes.isEmpty {
+            refresh?.waitersTimedOut = true
+            let waited = refresh.map { now - $0.startedAt } ?? timeout
+            actions.events.append(.refreshTimedOut(after: waited))
+            var all = expired + expiredProbes
+            if !expiredProbes.isEmpty { all.sort { $0.ticket < $1.ticket } }
+            answer(all, .fail(.refreshTimedOut), into: &actions)
+        }
+        if linePhase == .held, line.isEmpty {
+            releaseHold(now: now, into: &actions)
+        }
+        armWaitTimer(into: &actions)
+        return actions
+    }
+
+    // MARK: - The app
+
+    /// `invalidate()`: forget what is held; nothing found or refreshed before is kept.
+    mutating func invalidate(now: TimeInterval) -> Actions {
+        var actions = Actions()
+        epoch &+= 1
+        approval = nil
+        if let old = credential { actions.displaced.append(old.value) }
+        credential = nil
+        return actions
+    }
+
+    /// `adopt(_:)`: hold `value` from now on, in a new epoch; waiting requests use it.
+    mutating func adopt(_ value: HeldCredential, now: TimeInterval) -> Actions {
+        var actions = Actions()
+        epoch &+= 1
+        generations &+= 1
+        lastAdoptedAttempt = attempts
+        approval = nil
+        if let old = credential { actions.displaced.append(old.value) }
+        credential = Held(value: value, generation: generations, epoch: epoch)
+        answer(takeProbes(), .sign(value), into: &actions)
+        releaseHold(now: now, into: &actions)
+        return actions
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+
+// The steps the events are made of. Called only by the machine's own events.
+extension RefreshStateMachine {
+    // MARK: - Transitions
+
+    /// The front of the line needs a refresh of the held credential: join the one running, or
+    /// start one, or fail the line at once when no refresh may start.
+    mutating func needRefresh(now: TimeInterval, into actions: inout Actions) {
+        // Everyone in line may have been cancelled meanwhile: the next request decides then.
+        guard let held = credential, !line.isEmpty else { return }
+        if refresh != nil {
+            beginHold(now: now, into: &actions)
+            return
+        }
+        if let backoff = retryAfter, now < backoff.until {
+            answer(line.removeAll(), .fail(backoff.error), into: &actions)
+            return
+        }
+        guard admit(ahead: false, now: now) else {
+            actions.events.append(.refreshRefused(.excessiveRefresh))
+            answer(line.removeAll(), .fail(.excessiveRefresh), into: &actions)
+            return
+        }
+        start(held, ahead: false, now: now, into: &actions)
+        actions.events.append(.refreshStarted(generation: held.generation))
+        beginHold(now: now, into: &actions)
+    }
+
+    /// Starts a refresh ahead of the held credential, if one may start.
+    mutating func startAhead(now: TimeInterval, into actions: inout Actions) {
+        guard refresh == nil, let held = credential, !held.knownStale, !held.aheadGivenUp,
+            now >= held.aheadNotBefore
+        else { return }
+        if let backoff = retryAfter, now < backoff.until { return }
+        // Leave the window room for the refresh that expiry will need.
+        guard admit(ahead: true, now: now) else { return }
+        start(held, ahead: true, now: now, into: &actions)
+        actions.events.append(.refreshAheadStarted(generation: held.generation))
+    }
+
+    mutating func start(_ held: Held, ahead: Bool, now: TimeInterval, into actions: inout Actions) {
+        attempts &+= 1
+        let attempt = Attempt(
+            id: attempts, generation: held.generation, epoch: epoch, startedAt: now, ahead: ahead)
+        refresh = attempt
+        actions.refresh = StartRefresh(attempt: attempt.id, credential: held.value, ahead: ahead)
+        actions.abandonTimer = AbandonTimer(attempt: attempt.id, at: now + configuration.abandonAfter)
+    }
+
+    /// Records a refresh in the window, or says it may not start. A refresh ahead leaves one
+    /// place free.
+    mutating func admit(ahead: Bool, now: TimeInterval) -> Bool {
+        let window = configuration.window
+        recentRefreshes.removeAll { now - $0.startedAt >= window.interval }
+        let limit = ahead ? window.maximumRefreshes - 1 : window.maximumRefreshes
+        guard recentRefreshes.count < limit else { return false }
+        recentRefreshes.append(StartedRefresh(id: attempts &+ 1, startedAt: now))
+        return true
+    }
+
+    /// After a failed refresh ahead: the next one waits, longer after each failure; after a
+    /// failure that needs a new login, none is tried for this generation.
+    mutating func backOffAhead(requiresReauthentication: Bool, now: TimeInterval) {
+        guard var held = credential else { return }
+        held.aheadFailures += 1
+        held.aheadNotBefore = now + min(60, pow(2, Double(min(held.aheadFailures - 1, 6))))
+        if requiresReauthentication { held.aheadGivenUp = true }
+        credential = held
+    }
+
+    mutating func beginHold(now: TimeInterval, into actions: inout Actions) {
+        if linePhase != .held {
+            linePhase = .held
+            actions.queue = .suspend
+            hold = HoldRecord(startedAt: line.first?.arrivedAt ?? now, requests: line.count)
+        }
+        armWaitTimer(into: &actions)
+    }
+
+    mutating func releaseHold(now: TimeInterval, into actions: inout Actions) {
+        guard linePhase == .held else { return }
+        linePhase = .moving
+        actions.queue = actions.queue == .suspend ? .none : .resume
+        if let hold {
+            actions.events.append(.refreshHeldRequests(count: hold.requests, duration: now - hold.startedAt))
+            self.hold = nil
+        }
+        if !line.isEmpty, !pumpPending {
+            schedulePump(into: &actions)
+        }
+    }
+
+    /// Every waiter now in the line is answered with `outcome` when the pump reaches it.
+    mutating func approveLine(_ outcome: Outcome) {
+        guard let last = line.lastTicket else { return }
+        approval = Approval(throughTicket: last, outcome: outcome)
+    }
+
+    mutating func forgetCredential(into actions: inout Actions) {
+        if let old = credential { actions.displaced.append(old.value) }
+        credential = nil
+    }
+
+    mutating func takeProbes() -> [Waiter] {
+        defer { probes = [] }
+        return probes
+    }
+
+    mutating func schedulePump(into actions: inout Actions) {
+        pumpPending = true
+        actions.schedulePump = true
+    }
+
+    /// Hands `waiters` to the driver; one event answers at most one group.
+    mutating func answer(_ waiters: [Waiter], _ outcome: Outcome, into actions: inout Actions) {
+        guard !waiters.isEmpty else { return }
+        assert(actions.answers == nil, "one event answers one group of waiters")
+        unanswered += waiters.count
+        actions.answers = Answers(waiters: waiters, outcome: outcome)
+    }
+
+    /// Arms a wait timer for the earliest deadline still to come, unless one is armed for it.
+    mutating func armWaitTimer(into actions: inout Actions) {
+        var earliest: TimeInterval?
+        switch linePhase {
+        case .held, .loading:
+            earliest = line.first?.arrivedAt
+        case .moving, .evaluating:
+            break
+        }
+        if let probe = probes.first?.arrivedAt {
+            earliest = min(earliest ?? probe, probe)
+        }
+        guard let arrivedAt = earliest else { return }
+        let deadline = arrivedAt + configuration.refreshTimeout
+        if let armed = timerDeadline, armed <= deadline { return }
+        timerDeadline = deadline
+        actions.waitTimer = deadline
+    }
+
+    func displace(_ result: RefreshResult, into actions: inout Actions) {
+        if case .refreshed(let value, _) = result { actions.displaced.append(value) }
+    }
+}
