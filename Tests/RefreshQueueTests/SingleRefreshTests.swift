@@ -101,6 +101,41 @@ struct SingleRefreshTests {
         #expect(service.refreshCount == 1)
     }
 
+    @Test func aFutureDroppedInsideTheAppsOwnLockDoesNotDeadlockWhenCompletionsTakeThatLock() async {
+        let appLock = NSLock()
+        let pending = Protected<[@Sendable (Result<FakeAuthentication, any Error>) -> Void]>([])
+        let service = TokenService(
+            behavior: .custom { _ in
+                Future { complete in
+                    appLock.lock()
+                    pending.withLock { $0.append(complete) }
+                    appLock.unlock()
+                }
+            })
+        service.store(service.authentication("expired", stale: true))
+        let events = Protected(0)
+        let closure = Closure(
+            find: service.find,
+            onEvent: { _ in
+                appLock.lock()
+                events.withLock { $0 += 1 }
+                appLock.unlock()
+            })
+        let results = Completions<Bool>()
+        for index in 0..<10 {
+            closure.authorize(makeRequest()) { result in
+                appLock.lock()
+                defer { appLock.unlock() }
+                results.record(index, result.refreshQueueError?.name == "refreshFailed")
+            }
+        }
+        await service.started.wait(for: 1)
+        // The app cancels its pending work under its own lock, dropping the completion.
+        appLock.withLock { pending.withLock { $0.removeAll() } }
+        await results.wait(for: 10, timeout: 20)
+        #expect(results.results.values.allSatisfy { $0 })
+    }
+
     @Test func theNextRequestAfterAnAbandonedFutureRefreshesAgain() async throws {
         let service = TokenService(behavior: .custom { _ in Future { _ in } })
         service.store(service.authentication("expired", stale: true))

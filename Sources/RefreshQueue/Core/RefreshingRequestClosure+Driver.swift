@@ -146,12 +146,22 @@ extension RefreshingRequestClosure {
         }
         DispatchQueue.global().async {
             self.refresh(authentication, budget).observe { [weak self] result in
-                self?.refreshEnded(attempt, with: result)
-                let ended = lease.withLock { lease in
-                    defer { lease = nil }
-                    return lease
+                let closure = self
+                let end = { @Sendable in
+                    closure?.refreshEnded(attempt, with: result)
+                    let ended = lease.withLock { lease in
+                        defer { lease = nil }
+                        return lease
+                    }
+                    _ = ended
                 }
-                _ = ended
+                // An abandoned future reports on the thread that dropped it, perhaps inside that
+                // code's own lock: leave it at once, and end the refresh (events, answers) elsewhere.
+                if case .failure(let error) = result, error is FutureAbandonedError {
+                    DispatchQueue.global().async(execute: end)
+                } else {
+                    end()
+                }
             }
         }
     }
