@@ -15,7 +15,7 @@ extension RefreshingRequestClosure {
     ///
     /// A store shared with other processes (a ``CoordinatedAuthenticationStore`` such as
     /// ``FileAuthenticationStore``) is refreshed at most once across all of them: each refresh
-    /// takes the store's lock (waiting at most `refreshTimeout`), loads what is stored, adopts it
+    /// takes the store's lock (waiting at most half of `abandonAfter`), loads what is stored, adopts it
     /// if another process refreshed meanwhile, and otherwise refreshes and saves under the lock.
     /// With a rotating refresh token, two processes refreshing at once would make the server
     /// revoke the whole token family (RFC 9700 §4.14.2); this prevents it.
@@ -26,7 +26,7 @@ extension RefreshingRequestClosure {
     /// A refresh that fails because the user must log in again (an error whose
     /// ``ReauthenticationRequiring/requiresReauthentication`` is `true`, such as `invalid_grant`)
     /// removes the stored authentication and calls `onReauthenticationRequired` once for that
-    /// failure. The other parameters are those of ``init(refreshTimeout:refreshWindow:scheme:missingAuthentication:requiresAuthentication:find:onEvent:clock:)``.
+    /// failure. The other parameters are those of ``init(refreshTimeout:abandonAfter:refreshWindow:scheme:missingAuthentication:requiresAuthentication:find:onEvent:clock:)``.
     public convenience init<Store: AuthenticationStore>(
         store: Store,
         refreshTimeout: TimeInterval = 30,

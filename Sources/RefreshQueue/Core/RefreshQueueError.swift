@@ -9,7 +9,8 @@ public enum RefreshQueueError: Error, Sendable {
     /// No authentication was found: the user is not logged in.
     case notAuthenticated
 
-    /// The refresh did not complete within the closure's `refreshTimeout`.
+    /// The request waited the closure's `refreshTimeout` for a refresh that has not ended (or for
+    /// `find()`). The refresh itself keeps running; later requests wait for it again.
     case refreshTimedOut
 
     /// The access token cannot be put in a header: it is empty, or contains control characters

@@ -69,7 +69,7 @@ public protocol RefreshableAuthentication: Sendable {
     /// then fails with ``RefreshQueueError/refreshFailed(_:)`` carrying that error.
     ///
     /// Do not send the refresh itself through the closure that is refreshing: it would wait for
-    /// itself until ``RefreshingRequestClosure``'s `refreshTimeout` ends it.
+    /// itself until ``RefreshingRequestClosure``'s `refreshTimeout` fails that wait.
     func refresh() -> Future<Self>
 
     /// The persisted authentication, or `nil` when the user is not logged in.
