@@ -322,31 +322,34 @@ struct StoreRefusalTests {
     typealias Results = Completions<Result<URLRequest, any Error>>
 
     @Test func aLogoutDuringTheRefreshIsNotUndoneAndTheWaitingRequestsFailAsNotAuthenticated() async {
-        let service = TokenService(behavior: .hold)
-        let store = InMemoryAuthenticationStore(service.authentication("expired", stale: true))
-        let closure = Closure(store: store)
-        let results = Results()
-        closure.authorizeConcurrently(20, into: results)
-        await service.started.wait(for: 1)
-        try? store.remove()
-        service.completePending()
-        await results.wait(for: 20)
+        let (results, store) = await refreshing(whileTheStore: { try? $0.remove() })
         #expect(results.results.values.allSatisfy { $0.refreshQueueError?.name == "notAuthenticated" })
         #expect(store.load() == nil)
     }
 
     @Test func aLoginAsSomeoneElseDuringTheRefreshWinsAndTheWaitingRequestsUseIt() async {
+        let (results, store) = await refreshing(whileTheStore: { store in
+            try? store.save(store.load()!.service.authentication("someone-else"))
+        })
+        #expect(results.results.values.allSatisfy { $0.authorization == "Bearer someone-else" })
+        #expect(store.load()?.accessToken == "someone-else")
+    }
+
+    /// Twenty requests wait for a refresh of what `store` holds; `change` happens to the store
+    /// while it runs; then the refresh succeeds.
+    private func refreshing(
+        whileTheStore change: (InMemoryAuthenticationStore<FakeAuthentication>) -> Void
+    ) async -> (Results, InMemoryAuthenticationStore<FakeAuthentication>) {
         let service = TokenService(behavior: .hold)
         let store = InMemoryAuthenticationStore(service.authentication("expired", stale: true))
         let closure = Closure(store: store)
         let results = Results()
         closure.authorizeConcurrently(20, into: results)
         await service.started.wait(for: 1)
-        try? store.save(service.authentication("someone-else"))
+        change(store)
         service.completePending()
         await results.wait(for: 20)
-        #expect(results.results.values.allSatisfy { $0.authorization == "Bearer someone-else" })
-        #expect(store.load()?.accessToken == "someone-else")
+        return (results, store)
     }
 }
 

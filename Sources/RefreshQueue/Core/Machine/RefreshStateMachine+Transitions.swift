@@ -122,18 +122,7 @@ extension RefreshStateMachine {
 
     /// Arms a wait timer for the earliest deadline still to come, unless one is armed for it.
     mutating func armWaitTimer(into actions: inout Actions) {
-        var earliest: TimeInterval?
-        switch linePhase {
-        case .held, .loading:
-            earliest = line.first?.arrivedAt
-        case .moving, .evaluating:
-            break
-        }
-        if let probe = probes.first?.arrivedAt {
-            earliest = min(earliest ?? probe, probe)
-        }
-        guard let arrivedAt = earliest else { return }
-        let deadline = arrivedAt + configuration.refreshTimeout
+        guard let deadline = earliestWaitDeadline else { return }
         if let armed = timerDeadline, armed <= deadline { return }
         timerDeadline = deadline
         actions.waitTimer = deadline

@@ -91,6 +91,18 @@ struct RefreshStateMachine: Sendable {
             recommendationAfter: wantsRecommendation ? credential.aheadNotBefore : nil)
     }
 
+    /// When the first waiter that only a timer can answer must be answered: the front of a line
+    /// waiting for a refresh or for `find()`, or the first probe waiting for a refresh ahead.
+    var earliestWaitDeadline: TimeInterval? {
+        var earliest: TimeInterval?
+        switch linePhase {
+        case .held, .loading: earliest = line.front?.arrivedAt
+        case .moving, .evaluating: break
+        }
+        if let probe = probes.first?.arrivedAt { earliest = min(earliest ?? probe, probe) }
+        return earliest.map { $0 + configuration.refreshTimeout }
+    }
+
     /// Whether the serial queue is suspended now.
     var isQueueSuspended: Bool { linePhase == .held }
 }
@@ -182,20 +194,11 @@ extension RefreshStateMachine {
     }
 
     var snapshot: Snapshot {
-        var line = self.line
-        var earliest: TimeInterval?
-        switch linePhase {
-        case .held, .loading:
-            earliest = line.first?.arrivedAt
-        case .moving, .evaluating:
-            break
-        }
-        if let probe = probes.first?.arrivedAt { earliest = min(earliest ?? probe, probe) }
         return Snapshot(
             credential: credential?.value, generation: credential?.generation, waiting: line.count,
             probes: probes.count, isHeld: linePhase == .held, isMoving: linePhase == .moving,
             pumpPending: pumpPending, unanswered: unanswered, refreshAttempt: refresh?.id,
             refreshGeneration: refresh?.generation,
-            earliestWaitDeadline: earliest.map { $0 + configuration.refreshTimeout }, armedWaitTimer: timerDeadline)
+            earliestWaitDeadline: earliestWaitDeadline, armedWaitTimer: timerDeadline)
     }
 }

@@ -42,6 +42,12 @@ struct WaitLine: Sendable {
         }
     }
 
+    /// The waiter at the front, found without moving past the empty slots.
+    var front: Waiter? {
+        guard count > 0 else { return nil }
+        return slots[head...].first(where: { $0 != nil }) ?? nil
+    }
+
     /// The ticket of the last waiter, if any.
     var lastTicket: UInt64? {
         guard count > 0 else { return nil }
