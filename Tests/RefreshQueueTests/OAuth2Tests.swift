@@ -196,3 +196,125 @@ struct OAuth2ErrorTests {
         #expect(FormURLEncoding.encode([("a b", "c&d=e+f%"), ("ü", "~")]) == "a+b=c%26d%3De%2Bf%25&%C3%BC=%7E")
     }
 }
+
+@Suite("OAuth 2.0 against a hostile token endpoint")
+struct HostileTokenEndpointTests {
+    private let received = Date(timeIntervalSince1970: 1_700_000_000)
+
+    private func error(_ status: Int, _ body: String, headers: [String: String] = [:], secrets: [String] = [])
+        -> OAuth2Error
+    {
+        let response = HTTPURLResponse(
+            url: URL(string: "https://example.test/token")!, statusCode: status, httpVersion: "HTTP/1.1",
+            headerFields: headers)!
+        return TokenEndpointClient.error(status: status, body: Data(body.utf8), response: response, secrets: secrets)
+    }
+
+    @Test(arguments: [
+        "9223372036854775807", "99999999999999999999999999999999999999999999", "18446744073709551616",
+        "Fri, 31 Dec 9999 23:59:59 GMT", "86401",
+    ])
+    func aHugeRetryAfterIsClampedToADayAndNeverCrashes(value: String) {
+        let parsed = error(503, "", headers: ["Retry-After": value])
+        guard case .server(503, let seconds?) = parsed else {
+            Issue.record("expected a clamped Retry-After, got \(parsed)")
+            return
+        }
+        #expect(seconds == 86_400)
+        #expect(parsed.description.contains("86400 s"))
+        #expect(RefreshQueueError.refreshFailed(parsed).description.contains("86400 s"))
+        #expect(
+            RefreshEvent.refreshFailed(.refreshFailed(parsed), duration: 1e300).description.contains("refresh failed"))
+    }
+
+    @Test(arguments: ["-5", "1e9", "soon", "", "Thu, 01 Jan 1970 00:00:00 GMT", String(repeating: "9x", count: 500)])
+    func aRetryAfterThatIsNotADelayOrAFutureDateMeansNoWait(value: String) {
+        let parsed = error(503, "", headers: ["Retry-After": value])
+        guard case .server(503, let seconds) = parsed else {
+            Issue.record("expected a 503, got \(parsed)")
+            return
+        }
+        #expect(seconds == nil || seconds == 0)
+        _ = parsed.description
+    }
+
+    @Test func anErrorEchoingTheClientCredentialsInAnyEncodingIsRedactedInEveryField() {
+        let secret = "s3cr3t/client+secret="
+        let refreshToken = "rt/with+special=chars"
+        let basic = Data("client-id:\(FormURLEncoding.escape(secret))".utf8).base64EncodedString()
+        let percent = refreshToken.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let body = """
+            {"error":"invalid_client \(secret)","error_description":"got Basic \(basic) and \
+            \(FormURLEncoding.escape(refreshToken)) and \(percent)","error_uri":"https://example.test/e?t=\(percent)&r=\(refreshToken)"}
+            """
+        let parsed = error(401, body, secrets: [refreshToken, secret, basic])
+        guard case .tokenEndpoint(let endpointError) = parsed else {
+            Issue.record("expected tokenEndpoint, got \(parsed)")
+            return
+        }
+        var dumped = ""
+        dump(parsed, to: &dumped)
+        for text in [
+            parsed.description, String(reflecting: parsed), dumped, endpointError.code.rawValue,
+            endpointError.errorDescription ?? "", endpointError.errorURI?.absoluteString ?? "",
+        ] {
+            for form in [secret, refreshToken, basic, percent, FormURLEncoding.escape(refreshToken)] {
+                #expect(!text.contains(form), "\(form) in \(text)")
+            }
+        }
+    }
+
+    @Test(arguments: ["DPoP", "mac", "N_A"])
+    func aTokenTypeOtherThanBearerIsRefusedByName(type: String) {
+        #expect {
+            try TokenResponse.token(
+                from: Data(#"{"access_token":"at","token_type":"\#(type)","expires_in":60}"#.utf8),
+                receivedAt: received,
+                previous: nil)
+        } throws: { error in
+            guard case OAuth2Error.unsupportedTokenType(type) = error else { return false }
+            return error.localizedDescription.contains(type)
+        }
+    }
+
+    @Test func bearerInAnyCaseIsAcceptedAndAnAppMayAcceptAnotherType() throws {
+        let lower = try TokenResponse.token(
+            from: Data(#"{"access_token":"at","token_type":"bEaReR"}"#.utf8), receivedAt: received, previous: nil)
+        #expect(lower.isBearer)
+        let custom = try TokenResponse.token(
+            from: Data(#"{"access_token":"at","token_type":"Token"}"#.utf8), receivedAt: received, previous: nil,
+            acceptedTypes: ["Bearer", "token"])
+        #expect(custom.tokenType == "Token")
+    }
+
+    @Test(arguments: [#"-1"#, #""soon""#, #""-60""#, #"1e400"#, #""nan""#, #""inf""#])
+    func anExpiresInThatIsNegativeOrNotANumberIsRefused(value: String) {
+        #expect(throws: OAuth2Error.self) {
+            try TokenResponse.token(
+                from: Data(#"{"access_token":"at","token_type":"Bearer","expires_in":\#(value)}"#.utf8),
+                receivedAt: received, previous: nil)
+        }
+    }
+
+    @Test func anAbsurdExpiresInIsReadAsAYearAndZeroAsAlreadyExpired() throws {
+        let long = try TokenResponse.token(
+            from: Data(#"{"access_token":"at","token_type":"Bearer","expires_in":1e15}"#.utf8), receivedAt: received,
+            previous: nil)
+        #expect(abs((long.lifetime ?? 0) - 365 * 86_400) < 0.001)
+        let zero = try TokenResponse.token(
+            from: Data(#"{"access_token":"at","token_type":"Bearer","expires_in":0}"#.utf8), receivedAt: received,
+            previous: nil)
+        #expect(zero.isRefreshNeeded(at: received))
+    }
+
+    @Test(arguments: ["at\r\nX-Injected: 1", "at\n", " at", "töken", "at\u{0}"])
+    func anAccessTokenThatCannotGoInAHeaderIsAMalformedResponse(token: String) throws {
+        let body = try JSONSerialization.data(withJSONObject: ["access_token": token, "token_type": "Bearer"])
+        #expect {
+            try TokenResponse.token(from: body, receivedAt: received, previous: nil)
+        } throws: { error in
+            guard case OAuth2Error.malformedResponse = error else { return false }
+            return true
+        }
+    }
+}

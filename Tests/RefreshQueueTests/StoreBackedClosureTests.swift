@@ -142,3 +142,36 @@ struct WrappedTransportErrorTests {
         #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-7")
     }
 }
+
+@Suite("A refreshed token that cannot be a header value")
+struct UnusableRefreshedTokenTests {
+    @Test func itIsNotSavedNotAdoptedAndNotReportedAsASuccess() async {
+        let service = TokenService(
+            behavior: .custom { old in Future(value: old.service.authentication("bad\r\ntoken")) })
+        let store = InMemoryAuthenticationStore(service.authentication("expired", stale: true))
+        let events = EventLog()
+        let closure = Closure(store: store, onEvent: events.append)
+        let results = Completions<Result<URLRequest, any Error>>()
+        closure.authorizeConcurrently(20, into: results)
+        await results.wait(for: 20)
+        for result in results.results.values {
+            guard case .failure(RefreshQueueError.refreshFailed(let underlying)) = result else {
+                Issue.record("expected refreshFailed, got \(result)")
+                continue
+            }
+            #expect((underlying as? RefreshQueueError)?.name == "invalidToken")
+        }
+        #expect(store.load()?.accessToken == "expired")
+        #expect(!events.descriptions.contains { $0.hasPrefix("refresh succeeded") })
+    }
+
+    @Test func withoutAStoreItIsNotAdoptedEither() async throws {
+        let service = TokenService(behavior: .custom { old in Future(value: old.service.authentication("bad\ntoken")) })
+        service.store(service.authentication("expired", stale: true))
+        let closure = Closure.make(service)
+        await #expect(throws: RefreshQueueError.self) { try await closure.authorize(makeRequest()) }
+        service.setBehavior(.succeed)
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-2")
+    }
+}

@@ -43,7 +43,7 @@ extension RefreshingRequestClosure {
             refreshTimeout: refreshTimeout, abandonAfter: abandonAfter, refreshWindow: refreshWindow, scheme: scheme,
             missingAuthentication: missingAuthentication, requiresAuthentication: requiresAuthentication,
             through: StoreBackedRefresh(
-                store: store, decode: { $0 }, encode: { $0 },
+                store: store, decode: { $0 }, encode: { $0 }, scheme: scheme,
                 onReauthenticationRequired: onReauthenticationRequired, onEvent: onEvent),
             onEvent: onEvent, clock: clock)
     }

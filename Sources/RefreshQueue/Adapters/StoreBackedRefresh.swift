@@ -34,6 +34,9 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
     let lock: @Sendable (TimeInterval) throws -> (any AuthenticationStoreLock)?
     /// Refreshes an authentication within a budget.
     let refreshBase: @Sendable (Authentication, RefreshBudget) -> Future<Authentication>
+    /// Why a refreshed authentication cannot sign requests (its token cannot be a header value),
+    /// or `nil`: such a result is neither saved nor used.
+    let unusable: @Sendable (Authentication) -> RefreshQueueError?
     let onReauthenticationRequired: (@Sendable (any Error) -> Void)?
     let onSaveFailure: @Sendable (any Error) -> Void
     /// Access tokens this process refreshed away: a store still holding one of them missed a save,
@@ -46,6 +49,7 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         store: Store,
         decode: @escaping @Sendable (Store.Value) -> Authentication,
         encode: @escaping @Sendable (Authentication) -> Store.Value,
+        scheme: AuthorizationScheme,
         onReauthenticationRequired: (@Sendable (any Error) -> Void)?,
         onEvent: (@Sendable (RefreshEvent) -> Void)?
     ) {
@@ -54,6 +58,15 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         remove = { try store.remove() }
         lock = { try store.refreshLock(timeout: $0) }
         refreshBase = RefreshingRequestClosure<Authentication>.refreshWithinBudget
+        unusable = { authentication in
+            let token = authentication.accessToken
+            if case .failure(let error) = Result(catching: { () throws(RefreshQueueError) in
+                try scheme.headerValue(for: token)
+            }) {
+                return error
+            }
+            return nil
+        }
         self.onReauthenticationRequired = onReauthenticationRequired
         onSaveFailure = { onEvent?(.saveFailed(RefreshQueueError.summary(of: $0))) }
     }
@@ -106,6 +119,12 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
             let baseToken = base.accessToken
             switch result {
             case .success(let fresh):
+                if let problem = unusable(fresh) {
+                    // Not saved: the stored authentication (and its refresh token) stays as it was.
+                    owned?.unlock()
+                    complete(.failure(problem))
+                    return
+                }
                 superseded.withLock { superseded in
                     superseded.append(baseToken)
                     if superseded.count > 16 { superseded.removeFirst() }

@@ -172,7 +172,12 @@ extension RefreshingRequestClosure {
         switch result {
         case .success(let authentication):
             let credential = Self.credential(for: authentication, scheme: scheme)
-            outcome = .refreshed(credential, credential.freshness)
+            if case .failure(let unusable) = credential.header {
+                // A token that cannot be a header value is no refresh at all: not adopted.
+                outcome = .failed(Machine.RefreshFailure(error: unusable))
+            } else {
+                outcome = .refreshed(credential, credential.freshness)
+            }
         case .failure(let error) where error is RefreshSuperseded:
             outcome = .superseded
         case .failure(let error):

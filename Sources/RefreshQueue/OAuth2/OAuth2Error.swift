@@ -23,6 +23,9 @@ public enum OAuth2Error: Error, Sendable {
     case malformedResponse(String)
     /// The answer was larger than the 1 MiB a token response may take.
     case responseTooLarge
+    /// The token's `token_type` is not one the client accepts (RFC 6749 §7.1): a `DPoP` or `mac`
+    /// token must not be sent as a Bearer token. See ``TokenEndpointClient/acceptedTokenTypes``.
+    case unsupportedTokenType(String)
     /// The authentication has no refresh token, so it cannot be refreshed.
     case noRefreshToken
     /// The request did not get an answer: offline, timed out, connection lost.
@@ -36,7 +39,7 @@ extension OAuth2Error: ReauthenticationRequiring {
         switch self {
         case .tokenEndpoint(let error): return error.code == .invalidGrant
         case .noRefreshToken: return true
-        case .server, .malformedResponse, .responseTooLarge, .transport: return false
+        case .server, .malformedResponse, .responseTooLarge, .unsupportedTokenType, .transport: return false
         }
     }
 }
@@ -49,10 +52,16 @@ extension OAuth2Error: CustomStringConvertible, LocalizedError, TokenFreeDescrip
             let advice = requiresReauthentication ? " The user needs to log in again." : ""
             return "The token endpoint refused the request: \(error).\(advice)"
         case .server(let status, let retryAfter):
-            let later = retryAfter.map { " Retry after \(Int($0.rounded(.up))) s." } ?? ""
-            return "The token endpoint answered HTTP \(status).\(later)"
+            // Clamped before converting: an error built by hand may carry any value.
+            let later = retryAfter.flatMap {
+                $0.isFinite ? " Retry after \(Int(min(max(0, $0), 1e9).rounded(.up))) s." : nil
+            }
+            return "The token endpoint answered HTTP \(status).\(later ?? "")"
         case .malformedResponse(let reason):
             return "The token endpoint's answer is not a usable token response: \(reason)."
+        case .unsupportedTokenType(let type):
+            return
+                "The token endpoint issued a token of type \"\(Self.printable(type))\", which this client does not accept."
         case .responseTooLarge:
             return "The token endpoint's answer is larger than 1 MiB."
         case .noRefreshToken:
@@ -66,6 +75,11 @@ extension OAuth2Error: CustomStringConvertible, LocalizedError, TokenFreeDescrip
     public var errorDescription: String? { description }
 
     var tokenFreeDescription: String { description }
+
+    /// At most 40 visible ASCII characters of a server's word, for a log line.
+    private static func printable(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.filter { (0x21...0x7E).contains($0.value) }).prefix(40))
+    }
 }
 
 /// An error answer of a token endpoint (RFC 6749 §5.2).

@@ -56,7 +56,8 @@ public struct OAuth2Token: Sendable, Equatable {
     /// after expiry. Always false for a token without an expiry.
     public func isRefreshNeeded(at now: Date, leeway: TokenLeeway = .default) -> Bool {
         guard let expiresAt, let lifetime else { return false }
-        return expiresAt.timeIntervalSince(now) < leeway.safetySeconds(forLifetime: lifetime)
+        // At or past expiry it is needed, even with no margin at all (a zero lifetime).
+        return expiresAt.timeIntervalSince(now) <= leeway.safetySeconds(forLifetime: lifetime)
     }
 
     /// Whether a refresh ahead should start at `now`: the token still works, but less than the

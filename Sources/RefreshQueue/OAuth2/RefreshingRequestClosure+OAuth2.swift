@@ -36,7 +36,8 @@ extension RefreshingRequestClosure where Authentication == OAuth2Authentication 
             missingAuthentication: .fail, requiresAuthentication: requiresAuthentication,
             through: StoreBackedRefresh(
                 store: store, decode: { OAuth2Authentication(token: $0, client: client, leeway: leeway) },
-                encode: \.token, onReauthenticationRequired: onReauthenticationRequired, onEvent: onEvent),
+                encode: \.token, scheme: .bearer, onReauthenticationRequired: onReauthenticationRequired,
+                onEvent: onEvent),
             onEvent: onEvent, clock: { ProcessInfo.processInfo.systemUptime })
     }
 }

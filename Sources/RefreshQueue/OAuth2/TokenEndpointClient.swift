@@ -42,6 +42,13 @@ public struct TokenEndpointClient: Sendable {
     public var session: URLSession
     /// The clock that stamps when tokens were received.
     public var now: @Sendable () -> Date
+    /// The `token_type`s accepted, compared without regard to letter case (default `["Bearer"]`).
+    ///
+    /// RFC 6749 §7.1: a client must not use a token of a type it does not understand. A token of
+    /// any other type (`DPoP`, `mac`, …) fails the grant with ``OAuth2Error/unsupportedTokenType(_:)``.
+    /// Add a type only if your requests are signed the way it needs (a closure `scheme` for it,
+    /// and whatever proof the type asks for).
+    public var acceptedTokenTypes: [String]
     /// The longest a token request may take, in seconds (default 30), whatever the session's
     /// own timeouts say: the request is cancelled then and fails with ``OAuth2Error/transport(_:)``
     /// carrying `URLError(.timedOut)`. (URLSession does not enforce `timeoutIntervalForResource`
@@ -63,6 +70,7 @@ public struct TokenEndpointClient: Sendable {
         additionalHeaders: [String: String] = [:],
         session: URLSession = TokenEndpointClient.defaultSession,
         requestTimeout: TimeInterval = 30,
+        acceptedTokenTypes: [String] = ["Bearer"],
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.tokenURL = tokenURL
@@ -73,6 +81,7 @@ public struct TokenEndpointClient: Sendable {
         self.additionalHeaders = additionalHeaders
         self.session = session
         self.requestTimeout = requestTimeout.isFinite && requestTimeout > 0 ? requestTimeout : 30
+        self.acceptedTokenTypes = acceptedTokenTypes
         self.now = now
     }
 
@@ -146,9 +155,13 @@ public struct TokenEndpointClient: Sendable {
         guard data.count <= Self.maximumResponseSize else { throw OAuth2Error.responseTooLarge }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard (200..<300).contains(status) else {
-            throw Self.error(status: status, body: data, response: response, secrets: secrets + [clientSecret ?? ""])
+            // What was sent: the grant's secrets, the client secret and the Basic credential.
+            let basic = request.value(forHTTPHeaderField: "Authorization").map { String($0.dropFirst("Basic ".count)) }
+            let sent = secrets + [clientSecret ?? "", clientID + ":" + (clientSecret ?? ""), basic ?? ""]
+            throw Self.error(status: status, body: data, response: response, secrets: sent)
         }
-        return try TokenResponse.token(from: data, receivedAt: now(), previous: previous)
+        return try TokenResponse.token(
+            from: data, receivedAt: now(), previous: previous, acceptedTypes: acceptedTokenTypes)
     }
 
     private func makeRequest(_ grant: [(String, String)]) -> URLRequest {
@@ -181,17 +194,18 @@ public struct TokenEndpointClient: Sendable {
     }
 
     /// An error answer: RFC 6749 §5.2 JSON for a 4xx that carries one, else the status (with
-    /// `Retry-After`).
+    /// `Retry-After`). Every field is cleared of the `secrets` the client sent, in every encoding.
     static func error(status: Int, body: Data, response: URLResponse, secrets: [String]) -> OAuth2Error {
         // 5xx is the server in trouble, whatever its body says: worth retrying later.
         if status < 500, let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any],
             let code = object["error"] as? String, !code.isEmpty
         {
-            let description = (object["error_description"] as? String).map { redact(secrets, in: $0) }
-            let uri = (object["error_uri"] as? String).flatMap(URL.init(string:))
+            let redaction = SecretRedaction(secrets: secrets)
+            let description = (object["error_description"] as? String).map(redaction.redact)
+            let uri = (object["error_uri"] as? String).map(redaction.redact).flatMap(URL.init(string:))
             return .tokenEndpoint(
                 TokenEndpointError(
-                    code: TokenErrorCode(rawValue: redact(secrets, in: code)), errorDescription: description,
+                    code: TokenErrorCode(rawValue: redaction.redact(code)), errorDescription: description,
                     errorURI: uri, status: status))
         }
         let retryAfter = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After").flatMap {
@@ -200,20 +214,27 @@ public struct TokenEndpointClient: Sendable {
         return .server(status: status, retryAfter: retryAfter)
     }
 
-    private static func redact(_ secrets: [String], in text: String) -> String {
-        secrets.filter { $0.count >= 4 }.reduce(text) { $0.replacingOccurrences(of: $1, with: "[redacted]") }
-    }
+    /// The longest `Retry-After` honoured, in seconds: a day. A longer one (or a number too large
+    /// for any integer type) is read as a day, so that no value can crash or lock the app out.
+    static let maximumRetryAfter: TimeInterval = 86_400
 
-    /// `Retry-After` as seconds: delay-seconds or an HTTP-date (RFC 9110 §10.2.3).
+    /// `Retry-After` as seconds: delay-seconds or an HTTP-date (RFC 9110 §10.2.3), clamped to
+    /// 0...``maximumRetryAfter`` before anything converts it. Anything else is `nil`.
     static func seconds(fromRetryAfter value: String) -> TimeInterval? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
-        if let seconds = Int(trimmed), seconds >= 0 { return TimeInterval(seconds) }
+        if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
+            // Digits only: however many, a Double holds them (at worst as infinity).
+            return min(Double(trimmed) ?? maximumRetryAfter, maximumRetryAfter)
+        }
+        guard trimmed.count <= 64 else { return nil }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: trimmed) else { return nil }
-        return max(0, date.timeIntervalSinceNow)
+        let seconds = date.timeIntervalSinceNow
+        guard seconds.isFinite else { return nil }
+        return min(max(0, seconds), maximumRetryAfter)
     }
 }
 

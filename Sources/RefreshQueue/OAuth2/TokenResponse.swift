@@ -2,26 +2,35 @@ import Foundation
 
 /// Reading a successful token response (RFC 6749 §5.1).
 enum TokenResponse {
+    /// The longest lifetime taken from `expires_in`: a year. A longer one is read as a year.
+    static let maximumLifetime: TimeInterval = 365 * 86_400
+
     /// The token in `data`, received at `receivedAt`.
     ///
     /// `access_token` and `token_type` are required; `expires_in` may be a number or a numeric
     /// string; unknown fields are ignored. Without a new `refresh_token`, the one of `previous`
-    /// is kept (RFC 6749 §6).
-    static func token(from data: Data, receivedAt: Date, previous: OAuth2Token?) throws -> OAuth2Token {
+    /// is kept (RFC 6749 §6). Refused as ``OAuth2Error/malformedResponse(_:)``: an access token
+    /// that cannot go in an HTTP header (control characters, spaces at either end, non-ASCII),
+    /// and an `expires_in` that is negative, not a number, or not finite. One longer than a year
+    /// is read as a year. A `token_type` not in `acceptedTypes` (compared without regard to letter
+    /// case) is refused as ``OAuth2Error/unsupportedTokenType(_:)``.
+    static func token(
+        from data: Data, receivedAt: Date, previous: OAuth2Token?, acceptedTypes: [String] = ["Bearer"]
+    ) throws -> OAuth2Token {
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw OAuth2Error.malformedResponse("the body is not a JSON object")
         }
         guard let accessToken = object["access_token"] as? String, !accessToken.isEmpty else {
             throw OAuth2Error.malformedResponse("access_token is missing")
         }
+        guard AuthorizationScheme.isUsableToken(accessToken) else {
+            throw OAuth2Error.malformedResponse("access_token has characters that cannot go in an HTTP header")
+        }
         guard let tokenType = object["token_type"] as? String, !tokenType.isEmpty else {
             throw OAuth2Error.malformedResponse("token_type is missing")
         }
-        let expiresIn: TimeInterval?
-        switch object["expires_in"] {
-        case let number as NSNumber: expiresIn = number.doubleValue
-        case let text as String: expiresIn = TimeInterval(text)
-        default: expiresIn = nil
+        guard acceptedTypes.contains(where: { $0.caseInsensitiveCompare(tokenType) == .orderedSame }) else {
+            throw OAuth2Error.unsupportedTokenType(tokenType)
         }
         let refreshToken = (object["refresh_token"] as? String).flatMap { $0.isEmpty ? nil : $0 }
         return OAuth2Token(
@@ -30,6 +39,21 @@ enum TokenResponse {
             refreshToken: refreshToken ?? previous?.refreshToken,
             scope: object["scope"] as? String ?? previous?.scope,
             issuedAt: receivedAt,
-            expiresIn: expiresIn.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil })
+            expiresIn: try lifetime(object["expires_in"]))
+    }
+
+    /// `expires_in` in seconds, `nil` when absent.
+    private static func lifetime(_ value: Any?) throws -> TimeInterval? {
+        let seconds: TimeInterval?
+        switch value {
+        case nil, is NSNull: return nil
+        case let number as NSNumber: seconds = number.doubleValue
+        case let text as String: seconds = TimeInterval(text.trimmingCharacters(in: .whitespaces))
+        default: seconds = nil
+        }
+        guard let seconds, seconds.isFinite, seconds >= 0 else {
+            throw OAuth2Error.malformedResponse("expires_in is not a number of seconds from 0 up")
+        }
+        return min(seconds, maximumLifetime)
     }
 }
