@@ -62,7 +62,7 @@ struct Walkthrough {
         try store.save(token)
         let mode = store.permissions.map { String($0, radix: 8) } ?? "?"
         timeline.log(
-            "logged in (authorization code flow with PKCE, state checked); token saved to "
+            "logged in (authorization code flow with PKCE S256, state checked); token saved to "
                 + "\(store.fileURL.lastPathComponent), mode \(mode)")
 
         // 3. Time passes: the access token expires, on the server and in the saved token.
@@ -91,23 +91,21 @@ struct Walkthrough {
     // MARK: - Steps
 
     /// The authorization-code flow: `/authorize` (consent is automatic), redirect, state check,
-    /// code exchange with the PKCE verifier.
+    /// code exchange with the PKCE S256 verifier.
     private func logIn(base: URL, client: TokenEndpointClient, session: URLSession) async throws -> OAuth2Token {
         let example = SpotifyStub.Client.example
-        let authorization = AuthorizationRequest(
-            clientID: example.id, redirectURI: example.redirectURIs[0], scope: "user-read-private")
-        guard let url = authorization.url(base: base) else {
-            throw ExampleError.authorization("cannot build the authorize URL")
-        }
-        let (_, response) = try await session.data(for: URLRequest(url: url))
+        let authorization = AuthorizationCodeRequest(
+            authorizationEndpoint: base.appendingPathComponent("authorize"), clientID: example.id,
+            redirectURI: example.redirectURIs[0], scope: "user-read-private")
+        // A browser would follow the redirect back into the app; here the walkthrough reads it.
+        let (_, response) = try await session.data(for: URLRequest(url: authorization.url))
         guard let http = response as? HTTPURLResponse, http.statusCode == 302,
-            let location = http.value(forHTTPHeaderField: "Location")
+            let location = http.value(forHTTPHeaderField: "Location").flatMap(URL.init(string:))
         else {
             throw ExampleError.authorization("expected a redirect from /authorize")
         }
         let code = try authorization.code(fromRedirect: location)
-        return try await client.exchange(
-            code: code, redirectURI: authorization.redirectURI, codeVerifier: authorization.codeVerifier)
+        return try await client.exchange(code: code, for: authorization)
     }
 
     /// `--processes K`: K copies of this program share the token file; each fires the requests.

@@ -40,12 +40,26 @@ struct AuthorizeEndpoint {
         guard responseTypes.first == "code" else {
             return redirect(to: redirectURI, with: [("error", "unsupported_response_type")], state: clientState)
         }
+        // PKCE: like Spotify, only S256 (RFC 7636 §4.3); a request without a challenge is the
+        // flow with a client secret.
+        let challenges = values("code_challenge")
+        let methods = values("code_challenge_method")
+        if challenges.count > 1 || methods.count > 1 || (challenges.isEmpty && !methods.isEmpty) {
+            return redirect(to: redirectURI, with: [("error", "invalid_request")], state: clientState)
+        }
+        if let challenge = challenges.first, methods.first != "S256" || challenge.count != 43 {
+            return redirect(
+                to: redirectURI,
+                with: [("error", "invalid_request"), ("error_description", "code_challenge_method must be S256")],
+                state: clientState)
+        }
         let scope = scopes.first ?? ""
         let code = state.withLock { state in
             state.registry.issueCode(
                 clientID: client.id,
                 redirectURI: redirectURI,
                 scope: scope,
+                codeChallenge: challenges.first,
                 lifetime: state.authorizationCodeLifetime,
                 now: MonotonicClock.now()
             )

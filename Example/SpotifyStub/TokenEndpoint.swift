@@ -96,6 +96,7 @@ struct TokenEndpoint {
                     code,
                     clientID: client.id,
                     redirectURI: redirectURI,
+                    codeVerifier: parameters["code_verifier"],
                     policy: state.policy,
                     now: MonotonicClock.now()
                 )

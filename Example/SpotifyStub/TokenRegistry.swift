@@ -50,6 +50,8 @@ struct TokenRegistry {
         var redirectURI: String
         var scope: String
         var expiresAt: Double
+        /// The PKCE S256 code challenge of the authorization request, if it sent one.
+        var codeChallenge: String?
     }
 
     private struct RefreshTokenRecord {
@@ -79,19 +81,23 @@ struct TokenRegistry {
     // MARK: - Authorization codes
 
     /// Issues a single-use code bound to the client, redirect URI and scope of the consent.
-    mutating func issueCode(clientID: String, redirectURI: String, scope: String, lifetime: Double, now: Double)
-        -> String
-    {
+    mutating func issueCode(
+        clientID: String, redirectURI: String, scope: String, codeChallenge: String? = nil, lifetime: Double,
+        now: Double
+    ) -> String {
         let code = RandomToken.authorizationCode()
-        codes[code] = PendingCode(clientID: clientID, redirectURI: redirectURI, scope: scope, expiresAt: now + lifetime)
+        codes[code] = PendingCode(
+            clientID: clientID, redirectURI: redirectURI, scope: scope, expiresAt: now + lifetime,
+            codeChallenge: codeChallenge)
         return code
     }
 
     /// Exchanges a code for a new token family (RFC 6749 §4.1.3). A code works once; a failed
-    /// attempt (wrong redirect URI, wrong client) does not consume it.
-    mutating func redeemCode(_ code: String, clientID: String, redirectURI: String, policy: Policy, now: Double)
-        -> Result<Issued, GrantError>
-    {
+    /// attempt (wrong redirect URI, wrong client, wrong PKCE verifier) does not consume it. A code
+    /// issued with a code challenge needs the verifier whose S256 transform it is (RFC 7636 §4.6).
+    mutating func redeemCode(
+        _ code: String, clientID: String, redirectURI: String, codeVerifier: String?, policy: Policy, now: Double
+    ) -> Result<Issued, GrantError> {
         guard let pending = codes[code] else {
             return .failure(GrantError(description: "Invalid authorization code"))
         }
@@ -104,6 +110,11 @@ struct TokenRegistry {
         }
         guard pending.redirectURI == redirectURI else {
             return .failure(GrantError(description: "Invalid redirect URI"))
+        }
+        if let challenge = pending.codeChallenge {
+            guard let codeVerifier, S256.challenge(for: codeVerifier) == challenge else {
+                return .failure(GrantError(description: "code_verifier was incorrect"))
+            }
         }
         codes[code] = nil
         let family = nextFamily

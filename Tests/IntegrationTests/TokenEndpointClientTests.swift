@@ -1,7 +1,8 @@
 import Foundation
-import RefreshQueue
-import SpotifyStub
 import Testing
+
+@testable import RefreshQueue
+@testable import SpotifyStub
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -60,6 +61,65 @@ struct TokenEndpointClientTests {
         }
         // Not the session's 60 s resource timeout, which Linux does not enforce anyway.
         #expect(ProcessInfo.processInfo.systemUptime - started < 10)
+    }
+
+    @Test func aPKCES256LoginRoundTripsWithTheStubAndAWrongVerifierIsRefused() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let session = StubHarness.makeSession()
+        let example = SpotifyStub.Client.example
+        func authorize() async throws -> (AuthorizationCodeRequest, String) {
+            let request = AuthorizationCodeRequest(
+                authorizationEndpoint: stub.baseURL.appendingPathComponent("authorize"), clientID: example.id,
+                redirectURI: example.redirectURIs[0], scope: "user-read-private")
+            let (_, response) = try await session.data(for: URLRequest(url: request.url))
+            let location = try #require((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Location"))
+            return (request, try request.code(fromRedirect: try #require(URL(string: location))))
+        }
+        let (request, code) = try await authorize()
+        let token = try await client(stub).exchange(code: code, for: request)
+        #expect(token.refreshToken != nil)
+
+        let (other, otherCode) = try await authorize()
+        await #expect {
+            _ = try await client(stub).exchange(
+                code: otherCode, redirectURI: other.redirectURI, codeVerifier: request.codeVerifier)
+        } throws: { error in
+            guard case OAuth2Error.tokenEndpoint(let answer) = error else { return false }
+            return answer.code == .invalidGrant
+        }
+        // A failed attempt does not consume the code: the right verifier still works.
+        _ = try await client(stub).exchange(code: otherCode, for: other)
+        #expect(stub.counters.authorizationCodeGrants == 2)
+    }
+
+    @Test func theStubRefusesAPlainCodeChallengeAsSpotifyDoes() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let example = SpotifyStub.Client.example
+        var components = URLComponents(
+            url: stub.baseURL.appendingPathComponent("authorize"), resolvingAgainstBaseURL: false)!
+        components.queryItems = [
+            URLQueryItem(name: "client_id", value: example.id), URLQueryItem(name: "response_type", value: "code"),
+            URLQueryItem(name: "redirect_uri", value: example.redirectURIs[0]), URLQueryItem(name: "state", value: "s"),
+            URLQueryItem(name: "code_challenge", value: String(repeating: "v", count: 43)),
+            URLQueryItem(name: "code_challenge_method", value: "plain"),
+        ]
+        let (_, response) = try await StubHarness.makeSession().data(for: URLRequest(url: components.url!))
+        let location = try #require((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Location"))
+        #expect(location.contains("error=invalid_request"))
+        #expect(!location.contains("code="))
+    }
+
+    @Test func theStubsSHA256AgreesWithTheLibrarysForEveryLengthAroundTheBlockSize() throws {
+        // Two SHA-256 implementations written apart: the stub's checks the library's.
+        for length in 0...200 {
+            let message = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+            #expect(S256.digest(message) == SHA256.hash(message), "length \(length)")
+        }
+        #expect(
+            S256.digest(Array("abc".utf8)).map { String(format: "%02x", $0) }.joined()
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 
     @Test func withRotationTheNewRefreshTokenReplacesTheOldOne() async throws {

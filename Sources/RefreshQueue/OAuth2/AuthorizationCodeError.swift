@@ -1,0 +1,37 @@
+/// Why the redirect of an ``AuthorizationCodeRequest`` yields no authorization code.
+public enum AuthorizationCodeError: Error, Sendable, Equatable {
+    /// The redirect does not lead to the request's redirect URI.
+    case notTheRedirectURI
+    /// The redirect's `state` is not the request's: it may be forged (cross-site request forgery)
+    /// or belong to another attempt. Its code must not be used.
+    case stateMismatch
+    /// The authorization server answered with an error (RFC 6749 §4.1.2.1): `access_denied` when
+    /// the user declined, `invalid_scope`, …; `description` is its `error_description`.
+    case authorizationFailed(error: String, description: String?)
+    /// The redirect carries neither a code nor an error.
+    case missingCode
+    /// A code verifier given to ``AuthorizationCodeRequest/init(authorizationEndpoint:clientID:redirectURI:scope:state:codeVerifier:additionalParameters:)``
+    /// is not 43 to 128 unreserved characters, or the state is empty.
+    case invalidCodeVerifier
+}
+
+extension AuthorizationCodeError: CustomStringConvertible {
+    /// A sentence a person can act on.
+    public var description: String {
+        switch self {
+        case .notTheRedirectURI:
+            return "The redirect does not lead to the registered redirect URI."
+        case .stateMismatch:
+            return
+                "The redirect's state does not match the authorization request: it may be forged; its code was not used."
+        case .authorizationFailed(let error, _):
+            let code = String(
+                error.unicodeScalars.filter { (0x21...0x7E).contains($0.value) }.map(Character.init).prefix(40))
+            return "The authorization server refused: \(code)."
+        case .missingCode:
+            return "The redirect carries no authorization code."
+        case .invalidCodeVerifier:
+            return "A PKCE code verifier must be 43 to 128 characters from A-Z, a-z, 0-9 and - . _ ~, with a state."
+        }
+    }
+}
