@@ -25,6 +25,14 @@ public enum AuthenticationStoreEvent: Sendable, Equatable, CustomStringConvertib
     /// to overwrite it.
     case futureFormatVersion(URL, found: Int, supported: Int)
 
+    /// The file could be read or written by its group or by others (its mode was `found`); it was
+    /// made readable by its owner only (0600) before it was read.
+    case permissionsTightened(URL, found: Int)
+
+    /// Temporary files that writers killed in the middle of a save had left next to the file
+    /// (`count` of them) were deleted.
+    case abandonedTemporaryFilesRemoved(URL, count: Int)
+
     /// An authentication was saved to the file.
     case saved(URL)
 
@@ -42,6 +50,11 @@ public enum AuthenticationStoreEvent: Sendable, Equatable, CustomStringConvertib
         case .futureFormatVersion(let url, let found, let supported):
             return "authentication file \(url.path) has format version \(found), newer than the supported "
                 + "\(supported); read as no authentication and not overwritten"
+        case .permissionsTightened(let url, let found):
+            return "authentication file \(url.path) had mode \(String(found, radix: 8)); made 600"
+        case .abandonedTemporaryFilesRemoved(let url, let count):
+            return
+                "removed \(count) temporary \(count == 1 ? "file" : "files") left next to \(url.path) by killed writers"
         case .saved(let url):
             return "authentication saved to \(url.path)"
         case .removed(let url):

@@ -6,7 +6,8 @@ import Foundation
 /// The file holds `{"formatVersion": 1, "value": …}`, the value encoded with `JSONEncoder` (dates
 /// as seconds since 1970). It is written the safe way:
 /// - **Private**: mode 0600 whatever the umask, from the moment it is created; its directory, if
-///   the store creates it, is 0700.
+///   the store creates it, is 0700. A file found readable or writable by its group or others is
+///   made 0600 when it is loaded, and reported. It is never read through a symbolic link.
 /// - **Atomic**: `save` writes a temporary file next to it and renames it over the old one, so
 ///   readers (in this process or another) see the old authentication or the new one, never half
 ///   of one, and a crash mid-save leaves the old one intact.
@@ -33,7 +34,8 @@ import Foundation
 /// tools, servers and Linux.
 ///
 /// A process killed in the middle of `save` may leave a hidden temporary file
-/// (`.<name>.<random>.tmp`, mode 0600) next to the stored file; the stored file itself is intact.
+/// (`.<name>.<pid>-<random>.tmp`, mode 0600) next to the stored file; the stored file itself is
+/// intact, and the next `save` deletes the temporary files whose writing process no longer exists.
 /// Never delete the lock file while the store is in use: the store detects it and locks the new
 /// file, but a process holding the old one would not notice.
 public final class FileAuthenticationStore<Value: Codable & Sendable>: CoordinatedAuthenticationStore {
@@ -78,7 +80,9 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
     /// from a newer format version, nil with
     /// ``AuthenticationStoreEvent/futureFormatVersion(_:found:supported:)``. Files larger than
     /// 16 MiB are not read; they count as corrupt. A directory, FIFO, socket or device at the
-    /// file's path is unreadable (`EISDIR`, or `EINVAL`), and never blocks the caller.
+    /// file's path is unreadable (`EISDIR`, or `EINVAL`), and never blocks the caller; so is a
+    /// symbolic link (`ELOOP`), which is never followed. A file its group or others may access is
+    /// made 0600 first, with ``AuthenticationStoreEvent/permissionsTightened(_:found:)``.
     public func load() -> Value? {
         let contents: Data
         switch StoreFileSystem.readFile(atPath: paths.file) {
@@ -90,7 +94,8 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
         case .tooLarge:
             emit(.corruptFile(fileURL))
             return nil
-        case .contents(let data):
+        case .contents(let data, let tightenedFrom):
+            if let tightenedFrom { emit(.permissionsTightened(fileURL, found: tightenedFrom)) }
             contents = data
         }
         switch StoredAuthenticationFormat.decode(Value.self, from: contents) {
@@ -123,7 +128,7 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
             // The encoder's error may quote the value: it is not passed on.
             throw AuthenticationStoreError.encodingFailed
         }
-        if case .contents(let existing) = StoreFileSystem.readFile(atPath: paths.file),
+        if case .contents(let existing, _) = StoreFileSystem.readFile(atPath: paths.file),
             let found = StoredAuthenticationFormat.formatVersion(of: existing),
             found > StoredAuthenticationFormat.currentVersion
         {
@@ -131,6 +136,8 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
                 found: found, supported: StoredAuthenticationFormat.currentVersion)
         }
         try StoreFileSystem.makeDirectories(atPath: paths.directory)
+        let abandoned = StoreFileSystem.removeAbandonedTemporaryFiles(paths)
+        if abandoned > 0 { emit(.abandonedTemporaryFilesRemoved(fileURL, count: abandoned)) }
         try StoreFileSystem.replaceFile(paths, with: data)
         emit(.saved(fileURL))
     }

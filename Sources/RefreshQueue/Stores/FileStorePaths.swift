@@ -27,12 +27,28 @@ struct FileStorePaths: Sendable {
         self.name = name
     }
 
-    /// A fresh name for a temporary file next to the stored one: hidden, unique, and short enough
-    /// for any file system however long the stored file's name is.
-    func temporaryFile() -> String {
+    /// A fresh name for a temporary file next to the stored one: hidden, unique, short enough for
+    /// any file system however long the stored file's name is, and naming the process that
+    /// writes it, so that a later save can tell one left by a killed writer:
+    /// `.<name>.<pid>-<random>.tmp`.
+    func temporaryFile(processID: Int32) -> String {
         let random = String(UInt64.random(in: .min ... .max), radix: 16)
         let prefix = directory == "/" ? "/" : directory + "/"
-        // At most 40 scalars (160 bytes) of the name: within NAME_MAX with the suffix.
-        return "\(prefix).\(String(name.unicodeScalars.prefix(40))).\(random).tmp"
+        return "\(prefix)\(temporaryPrefix)\(processID)-\(random).tmp"
+    }
+
+    /// What every temporary file's name starts with: a dot, at most 40 scalars (160 bytes) of the
+    /// name (within NAME_MAX with the rest), a dot.
+    var temporaryPrefix: String {
+        ".\(String(name.unicodeScalars.prefix(40)))."
+    }
+
+    /// The process that wrote the temporary file called `entry` (a name in ``directory``), or
+    /// `nil` when `entry` is not one of this file's temporary files.
+    func writer(ofTemporaryFile entry: String) -> Int32? {
+        guard entry.hasPrefix(temporaryPrefix), entry.hasSuffix(".tmp") else { return nil }
+        let middle = entry.dropFirst(temporaryPrefix.count).dropLast(4)
+        guard let dash = middle.firstIndex(of: "-") else { return nil }
+        return Int32(middle[..<dash])
     }
 }

@@ -20,7 +20,7 @@ enum StoreFileSystem {
     static let readLimit = 16 << 20
 
     enum ReadResult {
-        case contents(Data)
+        case contents(Data, tightenedFrom: Int?)
         case missing
         case failed(errno: Int32)
         case tooLarge
@@ -28,11 +28,14 @@ enum StoreFileSystem {
 
     /// Reads the whole file at `path`.
     ///
-    /// Something other than a regular file there fails with `EISDIR` (a directory) or `EINVAL` (a
-    /// FIFO, socket or device), without blocking: the file is opened with `O_NONBLOCK`, so that a
-    /// FIFO without a writer cannot hang the caller.
+    /// Never through a symbolic link: a link there fails with `ELOOP` (someone could point the
+    /// store at a file of theirs). Something other than a regular file fails with `EISDIR` (a
+    /// directory) or `EINVAL` (a FIFO, socket or device), without blocking: the file is opened
+    /// with `O_NONBLOCK`, so that a FIFO without a writer cannot hang the caller. A file that its
+    /// group or others may read or write is made 0600 at once (`tightenedFrom` names the mode it
+    /// had).
     static func readFile(atPath path: String) -> ReadResult {
-        let (descriptor, openError) = openRetrying(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        let (descriptor, openError) = openRetrying(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else {
             return openError == ENOENT ? .missing : .failed(errno: openError)
         }
@@ -45,6 +48,12 @@ enum StoreFileSystem {
         case 0o040000: return .failed(errno: EISDIR)
         default: return .failed(errno: EINVAL)
         }
+        var tightenedFrom: Int?
+        if status.st_mode & 0o077 != 0 {
+            // Best effort: a file owned by someone else stays as it is, and is still reported.
+            _ = fchmod(descriptor, 0o600)
+            tightenedFrom = Int(status.st_mode & 0o777)
+        }
         var contents = Data()
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
@@ -56,7 +65,7 @@ enum StoreFileSystem {
                 contents.append(contentsOf: chunk[..<count])
                 if contents.count > readLimit { return .tooLarge }
             } else if count == 0 {
-                return .contents(contents)
+                return .contents(contents, tightenedFrom: tightenedFrom)
             } else if readError != EINTR {
                 return .failed(errno: readError)
             }
@@ -89,6 +98,21 @@ enum StoreFileSystem {
         if rename(temporary, paths.file) != 0 { throw io("replace the stored file", errno) }
         renamed = true
         synchronizeDirectory(paths.directory)
+    }
+
+    /// Deletes the temporary files that writers of `paths.file` left behind when they were killed
+    /// mid-save (their process no longer exists); returns how many. Those of live processes, this
+    /// one included, are theirs to finish.
+    static func removeAbandonedTemporaryFiles(_ paths: FileStorePaths) -> Int {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: paths.directory) else { return 0 }
+        var removed = 0
+        let prefix = paths.directory == "/" ? "/" : paths.directory + "/"
+        for entry in entries {
+            guard let writer = paths.writer(ofTemporaryFile: entry), writer > 0, writer != getpid() else { continue }
+            guard kill(writer, 0) != 0, errno == ESRCH else { continue }
+            if unlink(prefix + entry) == 0 { removed += 1 }
+        }
+        return removed
     }
 
     /// Deletes the file at `path`; returns whether there was one.
@@ -155,7 +179,7 @@ enum StoreFileSystem {
     private static func createTemporaryFile(_ paths: FileStorePaths) throws -> (Int32, String) {
         var attempts = 0
         while true {
-            let temporary = paths.temporaryFile()
+            let temporary = paths.temporaryFile(processID: getpid())
             let (descriptor, error) = openRetrying(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
             if descriptor >= 0 { return (descriptor, temporary) }
             attempts += 1

@@ -120,6 +120,7 @@ struct FileAuthenticationStoreTests {
         let log = StoreEventLog()
         let url = directory.file("auth.json")
         try contents.write(to: url)
+        #expect(chmod(url.path, 0o600) == 0)
         let store = try Store(fileURL: url, onEvent: log.handler)
 
         #expect(store.load() == nil)
@@ -138,6 +139,7 @@ struct FileAuthenticationStoreTests {
         let url = directory.file("auth.json")
         let future = Data(#"{"formatVersion":2,"value":{"keyID":"s3cret-token","wrapped":[1,2,3]}}"#.utf8)
         try future.write(to: url)
+        #expect(chmod(url.path, 0o600) == 0)
         let store = try Store(fileURL: url, onEvent: log.handler)
 
         #expect(store.load() == nil)
