@@ -33,13 +33,19 @@ public struct TokenEndpointClient: Sendable {
     public var additionalParameters: [String: String]
     /// Extra headers sent with every request.
     public var additionalHeaders: [String: String]
-    /// The session that carries the requests.
+    /// The session whose configuration carries the requests (timeouts, proxies, TLS settings).
     ///
-    /// On Linux, a `URLSession` whose delegate does not settle authentication challenges never
-    /// completes a `401` that carries `WWW-Authenticate: Basic` (how a token endpoint refuses a
-    /// wrong client secret). The default session's delegate does; give your own session such a
-    /// delegate too.
-    public var session: URLSession
+    /// The requests go through a session of the client's own made from this one's configuration,
+    /// so that whatever this session does, they never follow a redirect (which would carry the
+    /// client secret and refresh token to another address), never buffer more than the 1 MiB a
+    /// token response may take, and never hang on a refused client secret. Server-trust
+    /// challenges still go to this session's delegate, so certificate pinning applies.
+    public var session: URLSession {
+        didSet { transport = TokenTransport(session) }
+    }
+
+    /// The client's own session, made from ``session``'s configuration.
+    private var transport: TokenTransport
     /// The clock that stamps when tokens were received.
     public var now: @Sendable () -> Date
     /// The `token_type`s accepted, compared without regard to letter case (default `["Bearer"]`).
@@ -80,23 +86,21 @@ public struct TokenEndpointClient: Sendable {
         self.additionalParameters = additionalParameters
         self.additionalHeaders = additionalHeaders
         self.session = session
+        self.transport = TokenTransport(session)
         self.requestTimeout = requestTimeout.isFinite && requestTimeout > 0 ? requestTimeout : 30
         self.acceptedTokenTypes = acceptedTokenTypes
         self.now = now
     }
 
-    /// An ephemeral session that settles authentication challenges itself, so that a refused
-    /// client secret ends as ``OAuth2Error/tokenEndpoint(_:)`` with `invalid_client` on Linux too.
+    /// An ephemeral session for token requests: nothing cached, no cookies.
     public static let defaultSession: URLSession = {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 30
         configuration.urlCache = nil
         configuration.httpCookieStorage = nil
         configuration.timeoutIntervalForResource = 60
-        return URLSession(configuration: configuration, delegate: defaultSessionDelegate, delegateQueue: nil)
+        return URLSession(configuration: configuration)
     }()
-
-    private static let defaultSessionDelegate = TokenEndpointSessionDelegate()
 
     // MARK: - Grants
 
@@ -135,24 +139,11 @@ public struct TokenEndpointClient: Sendable {
         let request = makeRequest(grant)
         var end = DispatchTime.after(seconds: requestTimeout)
         if let deadline, deadline < end { end = deadline }
-        let data: Data
-        let response: URLResponse
-        do {
-            (data, response) = try await session.transfer(request, deadline: end)
-        } catch let error as URLError {
-            if error.code == .cancelled && session === Self.defaultSession
-                && Self.defaultSessionDelegate.consumeRefusal(of: request)
-            {
-                // The delegate refused the server's `WWW-Authenticate: Basic` challenge: the
-                // server refused the client's credentials.
-                throw OAuth2Error.tokenEndpoint(
-                    TokenEndpointError(
-                        code: .invalidClient, errorDescription: "the server refused the client credentials", status: 401
-                    ))
-            }
-            throw OAuth2Error.transport(error)
-        }
+        let (data, response) = try await transport.transfer(request, limit: Self.maximumResponseSize, deadline: end)
         guard data.count <= Self.maximumResponseSize else { throw OAuth2Error.responseTooLarge }
+        guard Self.isSameEndpoint(response.url, as: tokenURL) else {
+            throw OAuth2Error.malformedResponse("the answer came from another address than the token endpoint")
+        }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard (200..<300).contains(status) else {
             // What was sent: the grant's secrets, the client secret and the Basic credential.
@@ -162,6 +153,15 @@ public struct TokenEndpointClient: Sendable {
         }
         return try TokenResponse.token(
             from: data, receivedAt: now(), previous: previous, acceptedTypes: acceptedTokenTypes)
+    }
+
+    /// Whether `url` is `tokenURL`'s scheme, host, port and path (a response without a URL is
+    /// taken as the request's own).
+    private static func isSameEndpoint(_ url: URL?, as tokenURL: URL) -> Bool {
+        guard let url else { return true }
+        return url.scheme?.lowercased() == tokenURL.scheme?.lowercased()
+            && url.host?.lowercased() == tokenURL.host?.lowercased() && url.port == tokenURL.port
+            && url.path == tokenURL.path
     }
 
     private func makeRequest(_ grant: [(String, String)]) -> URLRequest {
@@ -277,56 +277,5 @@ extension TokenEndpointClient: CustomStringConvertible, CustomDebugStringConvert
 
     private var secretSummary: String {
         clientSecret == nil ? "none" : "redacted"
-    }
-}
-
-/// The default session's delegate: refuses HTTP authentication challenges and redirects.
-///
-/// On Linux, URLSession never completes a request whose `WWW-Authenticate: Basic` challenge is
-/// left unsettled (or to default handling), so a refused client secret would hang; refusing the
-/// challenge ends the request at once, and the refusal is remembered so the client can report
-/// `invalid_client`. Server-trust and client-certificate challenges get the default handling.
-/// Redirects are refused: a token request must never carry its secrets to another address.
-private final class TokenEndpointSessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
-    private let refusals = Locked<[String: Int]>([:])
-
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
-    ) {
-        let httpMethods = [
-            NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest,
-            NSURLAuthenticationMethodDefault, NSURLAuthenticationMethodNTLM, NSURLAuthenticationMethodNegotiate,
-        ]
-        guard httpMethods.contains(challenge.protectionSpace.authenticationMethod) else {
-            completionHandler(.performDefaultHandling, nil)
-            return
-        }
-        if let key = task.originalRequest.map(Self.key) {
-            refusals.withLock { $0[key, default: 0] += 1 }
-        }
-        completionHandler(.cancelAuthenticationChallenge, nil)
-    }
-
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
-    }
-
-    /// Whether a challenge of `request` was refused (and forgets one such refusal).
-    func consumeRefusal(of request: URLRequest) -> Bool {
-        let key = Self.key(request)
-        return refusals.withLock { refusals in
-            guard let count = refusals[key] else { return false }
-            refusals[key] = count > 1 ? count - 1 : nil
-            return true
-        }
-    }
-
-    /// The same request: URL and credentials.
-    private static func key(_ request: URLRequest) -> String {
-        (request.url?.absoluteString ?? "") + " " + (request.value(forHTTPHeaderField: "Authorization") ?? "")
     }
 }

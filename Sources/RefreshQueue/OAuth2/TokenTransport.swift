@@ -1,0 +1,218 @@
+import Dispatch
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How a ``TokenEndpointClient``'s requests travel: through a session of its own, made from the
+/// configuration of the session the app gave the client, whose delegate keeps the client's
+/// secrets and memory safe whatever that session does.
+///
+/// - **No redirects.** A token request carries the client secret and the refresh token; on Linux,
+///   URLSession copies every header (and `Authorization`) onto a redirect to any host. Redirects
+///   are refused: the 3xx answer itself is the result.
+/// - **Bounded memory.** An answer whose `Content-Length` passes the size limit is refused before
+///   its body is read; a body without a length is kept only up to the limit, and the transfer is
+///   cancelled as soon as it passes it. (On Linux, URLSession may go on delivering part of a body
+///   for a moment after the cancellation; nothing of it is kept.)
+/// - **Bounded time.** The transfer is cancelled at its deadline (Linux does not enforce
+///   `timeoutIntervalForResource`).
+/// - **Refused client credentials end.** An HTTP authentication challenge (a token endpoint's
+///   `WWW-Authenticate: Basic` for a wrong secret) is refused at once instead of hanging Linux's
+///   URLSession; the client reports it as `invalid_client`. Server-trust challenges go to the app
+///   session's delegate, if it has one (certificate pinning keeps working), else get the default
+///   handling.
+final class TokenTransport: Sendable {
+    /// The session the app gave; only its configuration and delegate are used.
+    let appSession: URLSession
+    private let session: URLSession
+    private let delegate: TokenTransferDelegate
+
+    init(_ appSession: URLSession) {
+        self.appSession = appSession
+        delegate = TokenTransferDelegate(appSession: appSession)
+        session = URLSession(configuration: appSession.configuration, delegate: delegate, delegateQueue: nil)
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+
+    /// The answer to `request`: its body (at most `limit` bytes) and response.
+    ///
+    /// - Throws: ``OAuth2Error/responseTooLarge`` past `limit`; ``OAuth2Error/tokenEndpoint(_:)``
+    ///   with `invalid_client` when the server challenged the client's credentials;
+    ///   ``OAuth2Error/transport(_:)`` (`URLError(.timedOut)` at the deadline); `CancellationError`
+    ///   when the calling task is cancelled.
+    func transfer(_ request: URLRequest, limit: Int, deadline: DispatchTime) async throws -> (Data, URLResponse) {
+        let relay = CancellationRelay<URLSessionDataTask>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let task = session.dataTask(with: request)
+                delegate.register(task, limit: limit, continuation: continuation)
+                let delegate = self.delegate
+                DispatchQueue.global().asyncAfter(deadline: deadline) { [weak task] in
+                    guard let task else { return }
+                    delegate.stop(task, because: .timedOut)
+                }
+                if !relay.start(task) { delegate.stop(task, because: .cancelled) }
+                task.resume()
+            }
+        } onCancel: { [delegate] in
+            if let task = relay.cancel() { delegate.stop(task, because: .cancelled) }
+        }
+    }
+}
+
+/// Why a token transfer was stopped before it ended on its own.
+enum TransferStop: Sendable {
+    case timedOut
+    case cancelled
+    case tooLarge
+    case challengeRefused
+}
+
+/// The delegate of a ``TokenTransport``'s session: one state per running task.
+final class TokenTransferDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    private struct Transfer {
+        let limit: Int
+        let continuation: CheckedContinuation<(Data, URLResponse), any Error>
+        var body = Data()
+        var stop: TransferStop?
+    }
+
+    private let appSession: URLSession
+    private let transfers = Locked<[Int: Transfer]>([:])
+
+    init(appSession: URLSession) {
+        self.appSession = appSession
+    }
+
+    func register(
+        _ task: URLSessionTask, limit: Int, continuation: CheckedContinuation<(Data, URLResponse), any Error>
+    ) {
+        transfers.withLock { $0[task.taskIdentifier] = Transfer(limit: limit, continuation: continuation) }
+    }
+
+    /// Cancels `task`, remembering why (the first reason wins).
+    func stop(_ task: URLSessionTask, because reason: TransferStop) {
+        let running = transfers.withLock { transfers -> Bool in
+            guard transfers[task.taskIdentifier] != nil else { return false }
+            if transfers[task.taskIdentifier]?.stop == nil { transfers[task.taskIdentifier]?.stop = reason }
+            return true
+        }
+        if running { task.cancel() }
+    }
+
+    // MARK: - URLSessionDataDelegate
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        let limit = transfers.withLock { $0[dataTask.taskIdentifier]?.limit } ?? 0
+        guard response.expectedContentLength <= Int64(limit) else {
+            // Announced too large: not a byte of the body is read.
+            transfers.withLock { transfers in
+                if transfers[dataTask.taskIdentifier]?.stop == nil {
+                    transfers[dataTask.taskIdentifier]?.stop = .tooLarge
+                }
+            }
+            completionHandler(.cancel)
+            return
+        }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let overflowed = transfers.withLock { transfers -> Bool in
+            guard var transfer = transfers[dataTask.taskIdentifier], transfer.stop == nil else { return false }
+            guard transfer.body.count + data.count <= transfer.limit else {
+                transfer.body = Data()
+                transfer.stop = .tooLarge
+                transfers[dataTask.taskIdentifier] = transfer
+                return true
+            }
+            transfers[dataTask.taskIdentifier]?.body.append(data)
+            return false
+        }
+        if overflowed { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        switch transfer.stop {
+        case .tooLarge:
+            transfer.continuation.resume(throwing: OAuth2Error.responseTooLarge)
+        case .challengeRefused:
+            transfer.continuation.resume(
+                throwing: OAuth2Error.tokenEndpoint(
+                    TokenEndpointError(
+                        code: .invalidClient, errorDescription: "the server refused the client credentials",
+                        status: 401)))
+        case .timedOut:
+            transfer.continuation.resume(throwing: OAuth2Error.transport(URLError(.timedOut)))
+        case .cancelled:
+            transfer.continuation.resume(throwing: CancellationError())
+        case nil:
+            if let error {
+                transfer.continuation.resume(throwing: OAuth2Error.transport(error as? URLError ?? URLError(.unknown)))
+            } else if let response = task.response {
+                transfer.continuation.resume(returning: (transfer.body, response))
+            } else {
+                transfer.continuation.resume(throwing: OAuth2Error.transport(URLError(.badServerResponse)))
+            }
+        }
+    }
+
+    // MARK: - URLSessionTaskDelegate
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        // Never: the 3xx answer is the result, and the secrets stay where they were sent.
+        completionHandler(nil)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        let httpMethods = [
+            NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest,
+            NSURLAuthenticationMethodDefault, NSURLAuthenticationMethodNTLM, NSURLAuthenticationMethodNegotiate,
+        ]
+        if httpMethods.contains(challenge.protectionSpace.authenticationMethod) {
+            transfers.withLock { transfers in
+                if transfers[task.taskIdentifier]?.stop == nil {
+                    transfers[task.taskIdentifier]?.stop = .challengeRefused
+                }
+            }
+            completionHandler(.cancelAuthenticationChallenge, nil)
+            return
+        }
+        forwardToApp(challenge, completionHandler)
+    }
+
+    /// A server-trust or client-certificate challenge: the app session's delegate decides, so that
+    /// certificate pinning applies to token requests too.
+    private func forwardToApp(
+        _ challenge: URLAuthenticationChallenge,
+        _ completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        guard let appDelegate = appSession.delegate else {
+            completionHandler(.performDefaultHandling, nil)
+            return
+        }
+        #if canImport(FoundationNetworking)
+        appDelegate.urlSession(appSession, didReceive: challenge, completionHandler: completionHandler)
+        #else
+        // An optional requirement on Apple platforms: `nil` when the delegate does not implement it.
+        let handled: Void? = appDelegate.urlSession?(
+            appSession, didReceive: challenge, completionHandler: completionHandler)
+        if handled == nil { completionHandler(.performDefaultHandling, nil) }
+        #endif
+    }
+}

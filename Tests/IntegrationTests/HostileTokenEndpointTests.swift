@@ -1,0 +1,139 @@
+import Foundation
+import RefreshQueue
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The built-in token client against token endpoints that try to take its secrets or its memory.
+@Suite("TokenEndpointClient against hostile token endpoints")
+struct HostileTokenEndpointIntegrationTests {
+    static let secret = "client-secret-0123456789"
+    static let refreshToken = "refresh-token-0123456789"
+
+    private func client(_ endpoint: URL, session: URLSession) -> TokenEndpointClient {
+        TokenEndpointClient(
+            tokenURL: endpoint, clientID: "client-id", clientSecret: Self.secret, session: session, requestTimeout: 10)
+    }
+
+    private var token: OAuth2Token {
+        OAuth2Token(accessToken: "access", refreshToken: Self.refreshToken, expiresIn: 3600)
+    }
+
+    @Test(arguments: [302, 307, 308])
+    func aRedirectingTokenEndpointNeverGetsTheSecretsDeliveredElsewhere(status: Int) async throws {
+        // The other host would accept anything, as an attacker's would.
+        let elsewhere = try LoopbackServer { _ in
+            .answer(
+                status: 200, headers: ["Content-Type": "application/json"],
+                body: Data(#"{"access_token":"attacker","token_type":"Bearer","expires_in":3600}"#.utf8))
+        }
+        defer { elsewhere.stop() }
+        // `localhost` and another port: another origin.
+        let target = "http://localhost:\(elsewhere.port)/api/token"
+        let endpoint = try LoopbackServer { _ in .answer(status: status, headers: ["Location": target], body: Data()) }
+        defer { endpoint.stop() }
+        for session in [URLSession.shared, TokenEndpointClient.defaultSession] {
+            let client = client(endpoint.baseURL.appendingPathComponent("api/token"), session: session)
+            await #expect {
+                _ = try await client.refresh(token)
+            } throws: { error in
+                guard case OAuth2Error.server(let answered, _) = error else { return false }
+                return answered == status
+            }
+        }
+        #expect(elsewhere.requests.isEmpty)
+        #expect(endpoint.requests.count == 2)
+        #expect(endpoint.requests.allSatisfy { $0.everything.contains(Self.refreshToken) })
+    }
+
+    @Test(.exclusive, .enabled(if: ResidentMemory.isAvailable))
+    func aTwoHundredMegabyteAnswerEndsTooLargeWithinAFewMegabytes() async throws {
+        let endpoint = try LoopbackServer { request in
+            request.path.hasSuffix("warm-up")
+                ? .answer(status: 500, headers: [:], body: Data()) : .huge(bytes: 200 << 20)
+        }
+        defer { endpoint.stop() }
+        // The first transfer sets up the session and its threads: not what is measured.
+        _ = try? await client(endpoint.baseURL.appendingPathComponent("warm-up"), session: .shared).refresh(token)
+        let client = client(endpoint.baseURL.appendingPathComponent("api/token"), session: .shared)
+        let before = ResidentMemory.bytes()
+        await #expect {
+            _ = try await client.refresh(token)
+        } throws: { error in
+            guard case OAuth2Error.responseTooLarge = error else { return false }
+            return true
+        }
+        let growth = ResidentMemory.bytes() - before
+        // Far below the 200 MB answered; other tests running meanwhile add some noise.
+        #expect(growth < 64 << 20, "resident memory grew by \(growth >> 20) MiB")
+    }
+
+    @Test(.exclusive) func aHugeChunkedAnswerEndsTooLargeAndIsNotKept() async throws {
+        let endpoint = try LoopbackServer { _ in .hugeChunked(bytes: 200 << 20) }
+        defer { endpoint.stop() }
+        let client = client(endpoint.baseURL.appendingPathComponent("api/token"), session: .shared)
+        await #expect {
+            _ = try await client.refresh(token)
+        } throws: { error in
+            guard case OAuth2Error.responseTooLarge = error else { return false }
+            return true
+        }
+    }
+
+    @Test(.exclusive) func aBodyDrippedSlowerThanTheDeadlineEndsAtTheDeadline() async throws {
+        let endpoint = try LoopbackServer { _ in .drip(interval: 0.05) }
+        defer { endpoint.stop() }
+        var client = client(endpoint.baseURL.appendingPathComponent("api/token"), session: .shared)
+        client.requestTimeout = 0.5
+        let started = ProcessInfo.processInfo.systemUptime
+        await #expect {
+            _ = try await client.refresh(token)
+        } throws: { error in
+            guard case OAuth2Error.transport(let underlying) = error else { return false }
+            return underlying.code == .timedOut
+        }
+        #expect(ProcessInfo.processInfo.systemUptime - started < 10)
+    }
+
+    @Test func anErrorAnswerEchoingTheCredentialsKeepsThemOutOfEveryFieldAndDump() async throws {
+        let endpoint = try LoopbackServer { request in
+            let authorization = request.headers["authorization"] ?? ""
+            let body = String(decoding: request.body, as: UTF8.self)
+            let echo =
+                #"{"error":"invalid_grant","error_description":"\#(authorization) \#(body)","error_uri":"https://e.test/?\#(body)"}"#
+            return .answer(status: 400, headers: ["Content-Type": "application/json"], body: Data(echo.utf8))
+        }
+        defer { endpoint.stop() }
+        let client = client(endpoint.baseURL.appendingPathComponent("api/token"), session: .shared)
+        do {
+            _ = try await client.refresh(token)
+            Issue.record("expected an error")
+        } catch {
+            var dumped = ""
+            dump(error, to: &dumped)
+            let basic = Data("client-id:\(Self.secret)".utf8).base64EncodedString()
+            for text in [String(describing: error), String(reflecting: error), dumped] {
+                for secret in [Self.secret, Self.refreshToken, basic] {
+                    #expect(!text.contains(secret), "\(secret) appears in \(text)")
+                }
+            }
+        }
+    }
+}
+
+/// The process's resident memory, where the platform tells it.
+enum ResidentMemory {
+    static var isAvailable: Bool { FileManager.default.fileExists(atPath: "/proc/self/status") }
+
+    /// Resident bytes now (`VmRSS`).
+    static func bytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        else { return 0 }
+        return kilobytes * 1024
+    }
+}

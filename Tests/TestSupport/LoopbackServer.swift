@@ -1,0 +1,207 @@
+import Foundation
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A small HTTP/1.1 server on 127.0.0.1 for hostile-world tests: it records every request it gets
+/// (headers and body) and answers as the test scripts it — a redirect elsewhere, a huge body, a
+/// plain JSON answer. One thread per connection, one request per connection (`Connection: close`).
+public final class LoopbackServer: @unchecked Sendable {
+    /// A request as it arrived.
+    public struct Request: Sendable {
+        public let method: String
+        public let path: String
+        /// Header names lowercased.
+        public let headers: [String: String]
+        public let body: Data
+
+        /// Everything the request carried, as text, to search for leaked secrets.
+        public var everything: String {
+            ([method, path] + headers.map { "\($0.key): \($0.value)" }).joined(separator: "\n") + "\n"
+                + String(decoding: body, as: UTF8.self)
+        }
+    }
+
+    /// How to answer.
+    public enum Reply: Sendable {
+        /// A complete answer.
+        case answer(status: Int, headers: [String: String], body: Data)
+        /// `bytes` bytes of filler, streamed, with a `Content-Length` announcing them.
+        case huge(bytes: Int)
+        /// `bytes` bytes of filler in chunks (`Transfer-Encoding: chunked`): no length up front.
+        case hugeChunked(bytes: Int)
+        /// A 200 announcing 1,000 bytes, then one byte every `interval` seconds.
+        case drip(interval: TimeInterval)
+    }
+
+    private let lock = NSLock()
+    private var recorded: [Request] = []
+    private let respond: @Sendable (Request) -> Reply
+    private let listener: Int32
+    private var stopped = false
+
+    /// The port it listens on.
+    public let port: UInt16
+
+    /// `http://127.0.0.1:<port>`.
+    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    /// Every request received so far.
+    public var requests: [Request] {
+        lock.lock()
+        defer { lock.unlock() }
+        return recorded
+    }
+
+    /// Starts listening; `respond` answers each request, on the connection's thread.
+    public init(respond: @escaping @Sendable (Request) -> Reply) throws {
+        self.respond = respond
+        #if canImport(Darwin)
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #else
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #endif
+        guard descriptor >= 0 else { throw POSIXError(.EIO) }
+        var reuse: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(descriptor, 64) == 0 else {
+            close(descriptor)
+            throw POSIXError(.EADDRINUSE)
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        listener = descriptor
+        port = UInt16(bigEndian: address.sin_port)
+        let thread = Thread { [self] in acceptLoop() }
+        thread.start()
+    }
+
+    /// Stops listening.
+    public func stop() {
+        lock.lock()
+        stopped = true
+        lock.unlock()
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    private func acceptLoop() {
+        while true {
+            let connection = accept(listener, nil, nil)
+            if connection < 0 {
+                lock.lock()
+                let done = stopped
+                lock.unlock()
+                if done || errno != EINTR { return }
+                continue
+            }
+            let thread = Thread { [self] in serve(connection) }
+            thread.start()
+        }
+    }
+
+    private func serve(_ connection: Int32) {
+        defer { close(connection) }
+        guard let request = read(from: connection) else { return }
+        lock.lock()
+        recorded.append(request)
+        lock.unlock()
+        switch respond(request) {
+        case .answer(let status, let headers, let body):
+            var head = "HTTP/1.1 \(status) Scripted\r\nContent-Length: \(body.count)\r\nConnection: close\r\n"
+            for (name, value) in headers { head += "\(name): \(value)\r\n" }
+            transmit(Data((head + "\r\n").utf8) + body, to: connection)
+        case .huge(let bytes):
+            let head =
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(bytes)\r\nConnection: close\r\n\r\n"
+            guard transmit(Data(head.utf8), to: connection) else { return }
+            let chunk = Data(repeating: UInt8(ascii: " "), count: 64 * 1024)
+            var sent = 0
+            while sent < bytes {
+                let part = chunk.prefix(min(chunk.count, bytes - sent))
+                guard transmit(part, to: connection) else { return }
+                sent += part.count
+            }
+        case .hugeChunked(let bytes):
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+            guard transmit(Data(head.utf8), to: connection) else { return }
+            let chunk = Data("10000\r\n".utf8) + Data(repeating: UInt8(ascii: " "), count: 0x10000) + Data("\r\n".utf8)
+            for _ in 0..<(bytes / 0x10000) {
+                guard transmit(chunk, to: connection) else { return }
+            }
+            transmit(Data("0\r\n\r\n".utf8), to: connection)
+        case .drip(let interval):
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+            guard transmit(Data(head.utf8), to: connection) else { return }
+            for _ in 0..<1000 {
+                Thread.sleep(forTimeInterval: interval)
+                guard transmit(Data(" ".utf8), to: connection) else { return }
+            }
+        }
+    }
+
+    /// The request head and its body (by `Content-Length`).
+    private func read(from connection: Int32) -> Request? {
+        var buffer = Data()
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        var headEnd: Range<Data.Index>?
+        while headEnd == nil {
+            let count = recv(connection, &chunk, chunk.count, 0)
+            guard count > 0 else { return nil }
+            buffer.append(contentsOf: chunk[..<count])
+            headEnd = buffer.range(of: Data("\r\n\r\n".utf8))
+        }
+        guard let headEnd else { return nil }
+        let lines = String(decoding: buffer[..<headEnd.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        let start = lines.first?.split(separator: " ") ?? []
+        guard start.count >= 2 else { return nil }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
+        }
+        var body = Data(buffer[headEnd.upperBound...])
+        let length = Int(headers["content-length"] ?? "") ?? 0
+        while body.count < length {
+            let count = recv(connection, &chunk, chunk.count, 0)
+            guard count > 0 else { break }
+            body.append(contentsOf: chunk[..<count])
+        }
+        return Request(method: String(start[0]), path: String(start[1]), headers: headers, body: body)
+    }
+
+    @discardableResult
+    private func transmit(_ data: Data, to connection: Int32) -> Bool {
+        data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                #if canImport(Darwin)
+                let flags: Int32 = 0
+                #else
+                let flags = Int32(MSG_NOSIGNAL)
+                #endif
+                let written = send(connection, buffer.baseAddress! + offset, buffer.count - offset, flags)
+                if written <= 0 { return false }
+                offset += written
+            }
+            return true
+        }
+    }
+}
