@@ -34,6 +34,7 @@ extension RefreshingRequestClosure {
         refreshWindow: RefreshWindow = .default,
         scheme: AuthorizationScheme = .bearer,
         missingAuthentication: MissingAuthenticationPolicy = .fail,
+        origins: AllowedOrigins = .all,
         requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool = { _ in true },
         onReauthenticationRequired: (@Sendable (any Error) -> Void)? = nil,
         onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
@@ -41,7 +42,8 @@ extension RefreshingRequestClosure {
     ) where Store.Value == Authentication {
         self.init(
             refreshTimeout: refreshTimeout, abandonAfter: abandonAfter, refreshWindow: refreshWindow, scheme: scheme,
-            missingAuthentication: missingAuthentication, requiresAuthentication: requiresAuthentication,
+            missingAuthentication: missingAuthentication, origins: origins,
+            requiresAuthentication: requiresAuthentication,
             through: StoreBackedRefresh(
                 store: store, decode: { $0 }, encode: { $0 }, scheme: scheme,
                 onReauthenticationRequired: onReauthenticationRequired, onEvent: onEvent),
@@ -55,6 +57,7 @@ extension RefreshingRequestClosure {
         refreshWindow: RefreshWindow,
         scheme: AuthorizationScheme,
         missingAuthentication: MissingAuthenticationPolicy,
+        origins: AllowedOrigins,
         requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool,
         through storeRefresh: StoreBackedRefresh<Authentication>,
         onEvent: (@Sendable (RefreshEvent) -> Void)?,
@@ -62,7 +65,8 @@ extension RefreshingRequestClosure {
     ) {
         self.init(
             refreshTimeout: refreshTimeout, abandonAfter: abandonAfter, refreshWindow: refreshWindow, scheme: scheme,
-            missingAuthentication: missingAuthentication, requiresAuthentication: requiresAuthentication,
+            missingAuthentication: missingAuthentication, origins: origins,
+            requiresAuthentication: requiresAuthentication,
             find: storeRefresh.load, refresh: storeRefresh.refresh(_:within:), onEvent: onEvent, clock: clock)
     }
 }

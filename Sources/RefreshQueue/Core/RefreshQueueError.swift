@@ -29,6 +29,11 @@ public enum RefreshQueueError: Error, Sendable {
 
     /// A header scheme or header name that cannot be used in an HTTP header.
     case invalidConfiguration(String)
+
+    /// The request would be signed but goes to plain `http://` on `host`, another machine: the
+    /// token would travel unencrypted. Use https, or ``AllowedOrigins/allowingPlainHTTP()`` for a
+    /// development server. The request was not signed.
+    case insecureRequest(host: String)
 }
 
 extension RefreshQueueError: CustomStringConvertible {
@@ -49,6 +54,11 @@ extension RefreshQueueError: CustomStringConvertible {
             return "The request was cancelled before it was authorized."
         case .invalidConfiguration(let reason):
             return "Invalid authorization configuration: \(reason)"
+        case .insecureRequest(let host):
+            let printable = String(
+                host.unicodeScalars.filter { (0x21...0x7E).contains($0.value) }.map(Character.init).prefix(100))
+            return "The request goes to http://\(printable) without encryption; the token is only sent over https "
+                + "(or to this machine). The request was not signed."
         }
     }
 }

@@ -22,6 +22,19 @@ extension RefreshingRequestClosure {
 
     // MARK: - Fast path
 
+    /// The answer for a request that is not to be signed: unchanged (the predicate exempts it, or
+    /// it goes to an origin the token does not belong to) or refused (plain http elsewhere);
+    /// `nil` for a request to sign.
+    @inline(__always)
+    func answerWithoutSigning(_ request: URLRequest) -> Result<URLRequest, any Error>? {
+        guard requiresAuthentication(request) else { return .success(request) }
+        switch origins.decision(for: request.url) {
+        case .sign: return nil
+        case .passUnsigned: return .success(request)
+        case .refuse(let error): return .failure(error)
+        }
+    }
+
     /// `request` signed at once, when a valid authentication is held and nobody waits.
     @inline(__always)
     func signWithoutWaiting(_ request: URLRequest) -> FastPathResult {

@@ -59,6 +59,9 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     /// What happens to a request when no authentication is found.
     public let missingAuthentication: MissingAuthenticationPolicy
 
+    /// Which origins receive the token; requests to others pass unsigned.
+    public let origins: AllowedOrigins
+
     let requiresAuthentication: @Sendable (URLRequest) -> Bool
     let find: @Sendable () -> Authentication?
     let refresh: @Sendable (Authentication, RefreshBudget) -> Future<Authentication>
@@ -79,6 +82,8 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     ///   - scheme: Which header carries the token (default `Authorization: Bearer <token>`).
     ///   - missingAuthentication: What to do when no authentication is found (default: fail with
     ///     ``RefreshQueueError/notAuthenticated``).
+    ///   - origins: Which origins receive the token (default ``AllowedOrigins/all``). Requests to
+    ///     other origins pass unsigned; plain `http://` to another machine is never signed.
     ///   - requiresAuthentication: Decides per request whether it is signed at all. Requests for
     ///     which it returns `false` — the token request itself, public endpoints, other hosts —
     ///     skip the queue and pass unchanged, so a refresh sent through the same provider cannot
@@ -94,6 +99,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         refreshWindow: RefreshWindow = .default,
         scheme: AuthorizationScheme = .bearer,
         missingAuthentication: MissingAuthenticationPolicy = .fail,
+        origins: AllowedOrigins = .all,
         requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool = { _ in true },
         find: @escaping @Sendable () -> Authentication? = { Authentication.find() },
         onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
@@ -101,8 +107,9 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     ) {
         self.init(
             refreshTimeout: refreshTimeout, abandonAfter: abandonAfter, refreshWindow: refreshWindow, scheme: scheme,
-            missingAuthentication: missingAuthentication, requiresAuthentication: requiresAuthentication,
-            find: find, refresh: Self.refreshWithinBudget, onEvent: onEvent, clock: clock)
+            missingAuthentication: missingAuthentication, origins: origins,
+            requiresAuthentication: requiresAuthentication, find: find, refresh: Self.refreshWithinBudget,
+            onEvent: onEvent, clock: clock)
     }
 
     /// The designated initializer: `refresh` replaces `Authentication.refresh()`, so that a store
@@ -113,6 +120,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         refreshWindow: RefreshWindow,
         scheme: AuthorizationScheme,
         missingAuthentication: MissingAuthenticationPolicy,
+        origins: AllowedOrigins,
         requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool,
         find: @escaping @Sendable () -> Authentication?,
         refresh: @escaping @Sendable (Authentication, RefreshBudget) -> Future<Authentication>,
@@ -125,6 +133,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         self.refreshWindow = refreshWindow
         self.scheme = scheme
         self.missingAuthentication = missingAuthentication
+        self.origins = origins
         self.requiresAuthentication = requiresAuthentication
         self.find = find
         self.refresh = refresh
@@ -161,8 +170,8 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         _ request: URLRequest,
         completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) -> AuthorizationTask {
-        guard requiresAuthentication(request) else {
-            completion(.success(request))
+        if let unsigned = answerWithoutSigning(request) {
+            completion(unsigned)
             return .finished
         }
         switch signWithoutWaiting(request) {
@@ -181,7 +190,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     ///
     /// - Throws: A ``RefreshQueueError``, or `CancellationError`.
     public func authorize(_ request: URLRequest) async throws -> URLRequest {
-        guard requiresAuthentication(request) else { return request }
+        if let unsigned = answerWithoutSigning(request) { return try unsigned.get() }
         switch signWithoutWaiting(request) {
         case .signed(let signed):
             return signed
@@ -202,29 +211,40 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     /// 401 loops, retry a request only once, and do not retry 403 (`insufficient_scope`): a new
     /// token does not help.
     ///
+    /// Pass the 401 `response` when you have it: a 401 that came from another origin than the
+    /// one the request was signed for (after a redirect, say) says nothing about the token, and
+    /// never causes a refresh; the request is then signed with the current token as it is.
+    ///
     /// - Returns: A task whose ``AuthorizationTask/cancel()`` completes a waiting request with
     ///   ``RefreshQueueError/cancelled``; you may ignore it.
     @discardableResult
     public func reauthorize(
         _ rejected: URLRequest,
+        response: URLResponse? = nil,
         completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) -> AuthorizationTask {
-        guard requiresAuthentication(rejected) else {
-            completion(.success(rejected))
+        if let unsigned = answerWithoutSigning(rejected) {
+            completion(unsigned)
             return .finished
         }
-        return enqueue(
-            rejected, rejectedHeader: rejected.value(forHTTPHeaderField: scheme.headerName), completion: completion)
+        return enqueue(rejected, rejectedHeader: rejectedHeader(of: rejected, response), completion: completion)
     }
 
     /// Signs again a request that the server rejected with HTTP 401; see
-    /// ``reauthorize(_:completion:)``. Honours task cancellation like ``authorize(_:)``.
-    public func reauthorize(_ rejected: URLRequest) async throws -> URLRequest {
-        guard requiresAuthentication(rejected) else { return rejected }
-        let header = rejected.value(forHTTPHeaderField: scheme.headerName)
+    /// ``reauthorize(_:response:completion:)``. Honours task cancellation like ``authorize(_:)``.
+    public func reauthorize(_ rejected: URLRequest, response: URLResponse? = nil) async throws -> URLRequest {
+        if let unsigned = answerWithoutSigning(rejected) { return try unsigned.get() }
+        let header = rejectedHeader(of: rejected, response)
         return try await waitInLine { completion in
             enqueue(rejected, rejectedHeader: header, completion: completion)
         }
+    }
+
+    /// The token header `rejected` carried, when its rejection can be blamed on it: not when the
+    /// 401 came from another origin.
+    private func rejectedHeader(of rejected: URLRequest, _ response: URLResponse?) -> String? {
+        if let response, Origin(response.url) != Origin(rejected.url) { return nil }
+        return rejected.value(forHTTPHeaderField: scheme.headerName)
     }
 
     // MARK: - Managing the authentication

@@ -27,13 +27,14 @@ extension RefreshingRequestClosure where Authentication == OAuth2Authentication 
         refreshTimeout: TimeInterval = 30,
         abandonAfter: TimeInterval? = nil,
         refreshWindow: RefreshWindow = .default,
+        origins: AllowedOrigins = .all,
         requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool = { _ in true },
         onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
         onReauthenticationRequired: (@Sendable (any Error) -> Void)? = nil
     ) where Store.Value == OAuth2Token {
         self.init(
             refreshTimeout: refreshTimeout, abandonAfter: abandonAfter, refreshWindow: refreshWindow, scheme: .bearer,
-            missingAuthentication: .fail, requiresAuthentication: requiresAuthentication,
+            missingAuthentication: .fail, origins: origins, requiresAuthentication: requiresAuthentication,
             through: StoreBackedRefresh(
                 store: store, decode: { OAuth2Authentication(token: $0, client: client, leeway: leeway) },
                 encode: \.token, scheme: .bearer, onReauthenticationRequired: onReauthenticationRequired,

@@ -149,6 +149,7 @@ extension RefreshQueueError {
         case .excessiveRefresh: return "excessiveRefresh"
         case .cancelled: return "cancelled"
         case .invalidConfiguration: return "invalidConfiguration"
+        case .insecureRequest: return "insecureRequest"
         }
     }
 }

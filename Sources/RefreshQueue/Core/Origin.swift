@@ -1,0 +1,48 @@
+import Foundation
+
+/// Where a URL points, as far as a token is concerned (RFC 6454): scheme, host and port, with the
+/// port a scheme implies filled in. Two URLs of one origin may share a token; of two, never.
+struct Origin: Sendable, Hashable {
+    let scheme: String
+    let host: String
+    let port: Int
+
+    /// The origin of `url`; `nil` for a URL without a scheme or host (a file URL, say).
+    init?(_ url: URL?) {
+        guard let url, let scheme = url.scheme?.lowercased(), var host = url.host?.lowercased(), !host.isEmpty
+        else { return nil }
+        // `[::1]` and `::1` are one host.
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard let port = url.port ?? Self.defaultPort(of: scheme) else { return nil }
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+    }
+
+    /// How a URL of this origin begins: `scheme://host`, and with the port spelled out.
+    var prefixes: [String] {
+        let name = host.contains(":") ? "[\(host)]" : host
+        let base = "\(scheme)://\(name)"
+        return Self.defaultPort(of: scheme) == port ? [base, "\(base):\(port)"] : ["\(base):\(port)"]
+    }
+
+    /// Whether a token sent here is encrypted on the wire, or never leaves the machine.
+    var isSecure: Bool {
+        scheme == "https" || scheme == "wss" || isLoopback
+    }
+
+    /// `localhost` (and its subdomains), 127.0.0.0/8 and `::1`.
+    var isLoopback: Bool {
+        if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+    }
+
+    private static func defaultPort(of scheme: String) -> Int? {
+        switch scheme {
+        case "https", "wss": return 443
+        case "http", "ws": return 80
+        default: return nil
+        }
+    }
+}
