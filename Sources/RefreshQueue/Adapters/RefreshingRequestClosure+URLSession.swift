@@ -5,8 +5,12 @@ import FoundationNetworking
 #endif
 
 extension RefreshingRequestClosure {
-    /// Sends `request` through `session`, signed; if the server answers 401, refreshes (once for
-    /// all requests that carried the same token) and sends it once more.
+    /// The most redirects ``data(for:using:)`` follows for one request.
+    static var maximumRedirects: Int { 10 }
+
+    /// Sends `request` through `session`, signed, following redirects itself; if the server
+    /// answers 401, refreshes (once for all requests that carried the same token) and sends it
+    /// once more.
     ///
     /// Plain `URLSession` code needs nothing else:
     ///
@@ -14,20 +18,98 @@ extension RefreshingRequestClosure {
     /// let (data, response) = try await authentication.data(for: URLRequest(url: meURL), using: .shared)
     /// ```
     ///
-    /// The request is retried at most once, so a server that rejects every token cannot cause a
-    /// loop; the answer to the retry is returned whatever it is. Requests for which
-    /// `requiresAuthentication` returns `false` are sent unsigned and never retried. Cancelling
-    /// the task cancels the waiting or the transfer and throws `CancellationError`.
+    /// Where the token goes:
+    /// - Redirects are followed here, not by the session (whose Linux implementation copies every
+    ///   header, the token included, to any `Location`). A redirect within the same origin is
+    ///   signed again with the current token; one that changes scheme, host or port (https to
+    ///   http included) goes out without any token. 307 and 308 keep the method and body; 301,
+    ///   302 and 303 turn a `POST` into a `GET` without body, as browsers do. At most
+    ///   ``maximumRedirects`` (then `URLError(.httpTooManyRedirects)`).
+    /// - The request is retried at most once after a 401, so a server that rejects every token
+    ///   cannot cause a loop, and only for a 401 from the origin the token was sent to; the
+    ///   answer to the retry is returned whatever it is. Requests that are not signed (the
+    ///   predicate exempts them, or their origin is not allowed) are never retried.
+    ///
+    /// Cancelling the task cancels the waiting or the transfer and throws `CancellationError`.
+    /// On iOS 14, macOS 11 and older, which have no task delegates, the session follows redirects
+    /// itself (Apple's URLSession then drops `Authorization`).
     ///
     /// - Throws: A ``RefreshQueueError`` when the request could not be signed, `CancellationError`,
     ///   or the session's error (a `URLError`).
     public func data(for request: URLRequest, using session: URLSession) async throws -> (Data, URLResponse) {
-        let signed = try await authorize(request)
-        let (data, response) = try await session.transfer(signed)
-        guard (response as? HTTPURLResponse)?.statusCode == 401, requiresAuthentication(request) else {
-            return (data, response)
+        var outgoing = try await authorize(request)
+        var redirects = 0
+        var retried = false
+        while true {
+            let (data, response) = try await session.transfer(outgoing, refusingRedirects: true)
+            guard let http = response as? HTTPURLResponse else { return (data, response) }
+            if let next = redirect(of: outgoing, answeredBy: http) {
+                redirects += 1
+                guard redirects <= Self.maximumRedirects else { throw URLError(.httpTooManyRedirects) }
+                // Same origin: signed again with the token held now; another origin: no token.
+                outgoing = Origin(next.url) == Origin(outgoing.url) ? try await authorize(next) : next
+                continue
+            }
+            guard http.statusCode == 401, !retried, carriesToken(outgoing) else { return (data, response) }
+            retried = true
+            outgoing = try await reauthorize(outgoing, response: http)
         }
-        let resigned = try await reauthorize(signed)
-        return try await session.transfer(resigned)
+    }
+
+    /// Signs `newRequest`, the next hop of a redirect answered by `response`, if it stays within
+    /// `response`'s origin; otherwise takes every token header off it. For apps that drive their
+    /// own `URLSession`: call it from `urlSession(_:task:willPerformHTTPRedirection:newRequest:completionHandler:)`
+    /// and pass what it completes with to the completion handler, or use ``RedirectSigningDelegate``.
+    ///
+    /// On Linux, URLSession copies every header of the original request onto the redirected one,
+    /// `Authorization` included, whatever host it goes to. `completion` receives `nil` (do not
+    /// follow) when the redirect should be signed but cannot be (the refresh failed, say).
+    public func authorizeRedirect(
+        _ newRequest: URLRequest, answering response: HTTPURLResponse,
+        completion: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        let bare = withoutToken(newRequest)
+        guard Origin(newRequest.url) == Origin(response.url) else {
+            completion(bare)
+            return
+        }
+        authorize(bare) { result in completion(try? result.get()) }
+    }
+
+    /// The request that answers a redirect, without any token; `nil` when `response` is not a
+    /// redirect to follow.
+    private func redirect(of request: URLRequest, answeredBy response: HTTPURLResponse) -> URLRequest? {
+        guard [301, 302, 303, 307, 308].contains(response.statusCode),
+            let location = response.value(forHTTPHeaderField: "Location"),
+            let target = URL(string: location, relativeTo: response.url ?? request.url)?.absoluteURL,
+            let scheme = target.scheme?.lowercased(), scheme == "https" || scheme == "http"
+        else { return nil }
+        var next = withoutToken(request)
+        next.url = target
+        let method = request.httpMethod ?? "GET"
+        let becomesGet =
+            response.statusCode == 303
+            ? method != "HEAD" : ([301, 302].contains(response.statusCode) && method == "POST")
+        if becomesGet {
+            next.httpMethod = "GET"
+            next.httpBody = nil
+            next.httpBodyStream = nil
+            for name in ["Content-Type", "Content-Length"] { next.setValue(nil, forHTTPHeaderField: name) }
+        }
+        return next
+    }
+
+    /// `request` without the token's header, in any letter case.
+    private func withoutToken(_ request: URLRequest) -> URLRequest {
+        var bare = request
+        for name in (request.allHTTPHeaderFields ?? [:]).keys
+        where name.caseInsensitiveCompare(scheme.headerName) == .orderedSame {
+            bare.setValue(nil, forHTTPHeaderField: name)
+        }
+        return bare
+    }
+
+    private func carriesToken(_ request: URLRequest) -> Bool {
+        request.value(forHTTPHeaderField: scheme.headerName) != nil && answerWithoutSigning(request) == nil
     }
 }

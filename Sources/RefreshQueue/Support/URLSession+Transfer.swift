@@ -9,10 +9,14 @@ extension URLSession {
     /// A data task as an `async` call, on every OS version the package supports, cancelled with
     /// the calling task.
     ///
-    /// - Parameter deadline: When given, the task is cancelled at that moment and the call throws
-    ///   `URLError(.timedOut)`. URLSession's own `timeoutIntervalForResource` is not enforced on
-    ///   Linux (a body dripped one byte a second runs on), so a bound must be enforced here.
-    func transfer(_ request: URLRequest, deadline: DispatchTime? = nil) async throws -> (Data, URLResponse) {
+    /// - Parameters:
+    ///   - deadline: When given, the task is cancelled at that moment and the call throws
+    ///     `URLError(.timedOut)`. URLSession's own `timeoutIntervalForResource` is not enforced on
+    ///     Linux (a body dripped one byte a second runs on), so a bound must be enforced here.
+    ///   - refusingRedirects: Return a 3xx answer instead of following it (see ``RedirectRefusal``).
+    func transfer(
+        _ request: URLRequest, deadline: DispatchTime? = nil, refusingRedirects: Bool = false
+    ) async throws -> (Data, URLResponse) {
         let handle = CancellationRelay<URLSessionDataTask>()
         // The task, until it ends or the deadline passes, whichever comes first.
         let watch = Locked(DeadlineWatch.running(nil))
@@ -50,6 +54,7 @@ extension URLSession {
                         expired?.cancel()
                     }
                 }
+                if refusingRedirects { RedirectRefusal.install(on: task) }
                 if !handle.start(task) { task.cancel() }
                 task.resume()
             }

@@ -1,0 +1,41 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A `URLSession` delegate that keeps a ``RefreshingRequestClosure``'s token within its origin
+/// across redirects, for apps that drive their own session instead of
+/// ``RefreshingRequestClosure/data(for:using:)``.
+///
+/// A redirect to the same origin is signed again with the current token; one to another scheme,
+/// host or port (https to http included) goes out without the token. On Linux, URLSession would
+/// otherwise copy `Authorization` to any `Location`.
+///
+/// ```swift
+/// let session = URLSession(configuration: .default, delegate: RedirectSigningDelegate(authentication),
+///                          delegateQueue: nil)
+/// let request = try await authentication.authorize(URLRequest(url: meURL))
+/// let (data, response) = try await session.data(for: request)
+/// ```
+///
+/// With a delegate of your own, call ``RefreshingRequestClosure/authorizeRedirect(_:answering:completion:)``
+/// from its redirect method instead, or set this one as the task's delegate (iOS 15, macOS 12).
+public final class RedirectSigningDelegate: NSObject, URLSessionTaskDelegate, Sendable {
+    private let decide: @Sendable (URLRequest, HTTPURLResponse, @escaping @Sendable (URLRequest?) -> Void) -> Void
+
+    /// A delegate that signs redirects with `closure`'s token.
+    public init<Authentication>(_ closure: RefreshingRequestClosure<Authentication>) {
+        decide = { request, response, completion in
+            closure.authorizeRedirect(request, answering: response, completion: completion)
+        }
+    }
+
+    /// Signs the redirected request again, or takes the token off it; see the type's description.
+    public func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        decide(request, response, completionHandler)
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import RefreshQueue
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A token that never needs a refresh, counting the refreshes asked of it anyway.
+struct CountedAuthentication: RefreshableAuthentication {
+    static let refreshes = Protected(0)
+
+    let accessToken: String
+    var isRefreshNeeded: Bool { false }
+
+    func refresh() -> Future<CountedAuthentication> {
+        Self.refreshes.withLock { $0 += 1 }
+        return Future(value: CountedAuthentication(accessToken: accessToken + "-refreshed"))
+    }
+
+    static func find() -> CountedAuthentication? { nil }
+}
+
+/// The token crosses a redirect only within its origin: `data(for:using:)` follows redirects
+/// itself, and `RedirectSigningDelegate` does the same for an app's own session.
+@Suite("Redirects and the token")
+struct RedirectTests {
+    static let token = "redirect-test-token"
+
+    private func closure() -> RefreshingRequestClosure<CountedAuthentication> {
+        RefreshingRequestClosure(find: { CountedAuthentication(accessToken: Self.token) })
+    }
+
+    /// A server answering `/start` with a redirect to `location`, and anything else with 200.
+    private func redirecting(status: Int, to location: @escaping @Sendable () -> String) throws -> LoopbackServer {
+        try LoopbackServer { request in
+            guard request.path.hasPrefix("/start") else {
+                return .answer(status: 200, headers: [:], body: Data("landed".utf8))
+            }
+            return .answer(status: status, headers: ["Location": location()], body: Data())
+        }
+    }
+
+    private func carriesToken(_ request: LoopbackServer.Request) -> Bool {
+        request.headers.contains { $0.key == "authorization" } || request.everything.contains(Self.token)
+    }
+
+    @Test(arguments: [301, 302, 303, 307, 308])
+    func aRedirectToAnotherOriginCarriesNoToken(status: Int) async throws {
+        let other = try LoopbackServer { _ in .answer(status: 200, headers: [:], body: Data("elsewhere".utf8)) }
+        defer { other.stop() }
+        let server = try redirecting(status: status) { "http://localhost:\(other.port)/landing" }
+        defer { server.stop() }
+        for session in [URLSession.shared, URLSession(configuration: .ephemeral)] {
+            var request = URLRequest(url: server.baseURL.appendingPathComponent("start"))
+            request.setValue("application/json", forHTTPHeaderField: "Accept")
+            let (data, response) = try await closure().data(for: request, using: session)
+            #expect(String(decoding: data, as: UTF8.self) == "elsewhere")
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        }
+        #expect(server.requests.allSatisfy(carriesToken))
+        #expect(other.requests.count == 2)
+        #expect(!other.requests.contains(where: carriesToken))
+        #expect(other.requests.allSatisfy { $0.headers["accept"] == "application/json" })
+    }
+
+    @Test func aRedirectWithinTheOriginIsSignedAgainWithoutARefresh() async throws {
+        let server = try redirecting(status: 302) { "/landing?after=redirect" }
+        defer { server.stop() }
+        let before = CountedAuthentication.refreshes.current
+        let (data, _) = try await closure().data(
+            for: URLRequest(url: server.baseURL.appendingPathComponent("start")), using: .shared)
+        #expect(String(decoding: data, as: UTF8.self) == "landed")
+        #expect(server.requests.count == 2)
+        #expect(server.requests.allSatisfy { $0.headers["authorization"] == "Bearer \(Self.token)" })
+        #expect(server.requests.last?.path == "/landing?after=redirect")
+        #expect(CountedAuthentication.refreshes.current == before)
+    }
+
+    @Test func a307KeepsTheMethodAndBodyAndA303BecomesAGet() async throws {
+        for (status, method, body) in [(307, "POST", "payload"), (308, "POST", "payload"), (303, "GET", "")] {
+            let server = try redirecting(status: status) { "/landing" }
+            defer { server.stop() }
+            var request = URLRequest(url: server.baseURL.appendingPathComponent("start"))
+            request.httpMethod = "POST"
+            request.httpBody = Data("payload".utf8)
+            _ = try await closure().data(for: request, using: .shared)
+            let landed = try #require(server.requests.last)
+            #expect(landed.method == method)
+            #expect(String(decoding: landed.body, as: UTF8.self) == body)
+            #expect(landed.headers["authorization"] == "Bearer \(Self.token)")
+        }
+    }
+
+    @Test func aRedirectLoopEndsWithTooManyRedirects() async throws {
+        let server = try redirecting(status: 302) { "/start" }
+        defer { server.stop() }
+        await #expect {
+            _ = try await closure().data(
+                for: URLRequest(url: server.baseURL.appendingPathComponent("start")), using: .shared)
+        } throws: { error in
+            (error as? URLError)?.code == .httpTooManyRedirects
+        }
+        #expect(server.requests.count == 11)
+    }
+
+    @Test(arguments: [302, 307])
+    func anAppsOwnSessionWithTheRedirectDelegateKeepsTheTokenInItsOrigin(status: Int) async throws {
+        let other = try LoopbackServer { _ in .answer(status: 200, headers: [:], body: Data()) }
+        defer { other.stop() }
+        let crossing = try redirecting(status: status) { "http://localhost:\(other.port)/landing" }
+        defer { crossing.stop() }
+        let staying = try redirecting(status: status) { "/landing" }
+        defer { staying.stop() }
+        let authentication = closure()
+        let session = URLSession(
+            configuration: .ephemeral, delegate: RedirectSigningDelegate(authentication), delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+        for server in [crossing, staying] {
+            let signed = try await authentication.authorize(
+                URLRequest(url: server.baseURL.appendingPathComponent("start")))
+            _ = try await session.data(for: signed)
+        }
+        #expect(!other.requests.contains(where: carriesToken))
+        #expect(staying.requests.count == 2 && staying.requests.allSatisfy(carriesToken))
+    }
+
+    @Test func authorizeRedirectTakesTheTokenOffWhenTheSchemeChanges() async throws {
+        let authentication = closure()
+        let signed = try await authentication.authorize(URLRequest(url: URL(string: "https://api.example.test/a")!))
+        var next = signed
+        next.url = URL(string: "http://api.example.test/b")
+        next.setValue("Bearer \(Self.token)", forHTTPHeaderField: "AUTHORIZATION")
+        let response = HTTPURLResponse(url: signed.url!, statusCode: 302, httpVersion: nil, headerFields: nil)!
+        let decided = Completions<URLRequest?>()
+        authentication.authorizeRedirect(next, answering: response) { decided.record(0, $0) }
+        await decided.wait(for: 1)
+        let forwarded = try #require(decided.results[0] ?? nil)
+        #expect(forwarded.url == next.url)
+        #expect(!(forwarded.allHTTPHeaderFields ?? [:]).keys.contains { $0.lowercased() == "authorization" })
+    }
+}
