@@ -128,10 +128,7 @@ struct OAuth2ErrorTests {
     private func error(_ status: Int, _ body: String, headers: [String: String] = [:], secrets: [String] = [])
         -> OAuth2Error
     {
-        let response = HTTPURLResponse(
-            url: URL(string: "https://example.test/token")!, statusCode: status, httpVersion: "HTTP/1.1",
-            headerFields: headers)!
-        return TokenEndpointClient.error(status: status, body: Data(body.utf8), response: response, secrets: secrets)
+        tokenEndpointError(status, body, headers: headers, secrets: secrets)
     }
 
     @Test(arguments: [
@@ -204,10 +201,7 @@ struct HostileTokenEndpointTests {
     private func error(_ status: Int, _ body: String, headers: [String: String] = [:], secrets: [String] = [])
         -> OAuth2Error
     {
-        let response = HTTPURLResponse(
-            url: URL(string: "https://example.test/token")!, statusCode: status, httpVersion: "HTTP/1.1",
-            headerFields: headers)!
-        return TokenEndpointClient.error(status: status, body: Data(body.utf8), response: response, secrets: secrets)
+        tokenEndpointError(status, body, headers: headers, secrets: secrets)
     }
 
     @Test(arguments: [
@@ -317,4 +311,14 @@ struct HostileTokenEndpointTests {
             return true
         }
     }
+}
+
+/// The error `TokenEndpointClient` makes of an answer with `status`, `body` and `headers`.
+func tokenEndpointError(_ status: Int, _ body: String, headers: [String: String] = [:], secrets: [String] = [])
+    -> OAuth2Error
+{
+    let response = HTTPURLResponse(
+        url: URL(string: "https://example.test/token")!, statusCode: status, httpVersion: "HTTP/1.1",
+        headerFields: headers)!
+    return TokenEndpointClient.error(status: status, body: Data(body.utf8), response: response, secrets: secrets)
 }

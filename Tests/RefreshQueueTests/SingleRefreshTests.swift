@@ -137,13 +137,7 @@ struct SingleRefreshTests {
     }
 
     @Test func theNextRequestAfterAnAbandonedFutureRefreshesAgain() async throws {
-        let service = TokenService(behavior: .custom { _ in Future { _ in } })
-        service.store(service.authentication("expired", stale: true))
-        let closure = Closure.make(service)
-        await #expect(throws: RefreshQueueError.self) { try await closure.authorize(makeRequest()) }
-        service.setBehavior(.succeed)
-        let signed = try await closure.authorize(makeRequest())
-        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-2")
+        try await expectAFailedRefreshThenARecovery(failingWith: .custom { _ in Future { _ in } })
     }
 }
 

@@ -166,12 +166,7 @@ struct UnusableRefreshedTokenTests {
     }
 
     @Test func withoutAStoreItIsNotAdoptedEither() async throws {
-        let service = TokenService(behavior: .custom { old in Future(value: old.service.authentication("bad\ntoken")) })
-        service.store(service.authentication("expired", stale: true))
-        let closure = Closure.make(service)
-        await #expect(throws: RefreshQueueError.self) { try await closure.authorize(makeRequest()) }
-        service.setBehavior(.succeed)
-        let signed = try await closure.authorize(makeRequest())
-        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-2")
+        try await expectAFailedRefreshThenARecovery(
+            failingWith: .custom { old in Future(value: old.service.authentication("bad\ntoken")) })
     }
 }

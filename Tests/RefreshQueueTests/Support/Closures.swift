@@ -153,3 +153,19 @@ extension RefreshQueueError {
         }
     }
 }
+
+/// A stale token whose first refresh behaves as `failing` (and fails the request), then whose
+/// next refresh succeeds and signs the next request.
+func expectAFailedRefreshThenARecovery(
+    failingWith failing: TokenService.Behavior, sourceLocation: SourceLocation = #_sourceLocation
+) async throws {
+    let service = TokenService(behavior: failing)
+    service.store(service.authentication("expired", stale: true))
+    let closure = Closure.make(service)
+    await #expect(throws: RefreshQueueError.self, sourceLocation: sourceLocation) {
+        try await closure.authorize(makeRequest())
+    }
+    service.setBehavior(.succeed)
+    let signed = try await closure.authorize(makeRequest())
+    #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-2", sourceLocation: sourceLocation)
+}
