@@ -126,6 +126,30 @@ struct RedirectTests {
         #expect(staying.requests.count == 2 && staying.requests.allSatisfy(carriesToken))
     }
 
+    @Test func onlyTheAllowedOriginGetsTheTokenAndPlainHTTPElsewhereIsRefusedBeforeSending() async throws {
+        let api = try LoopbackServer { _ in .answer(status: 200, headers: [:], body: Data()) }
+        defer { api.stop() }
+        let foreign = try LoopbackServer { _ in .answer(status: 200, headers: [:], body: Data()) }
+        defer { foreign.stop() }
+        let authentication = RefreshingRequestClosure<CountedAuthentication>(
+            origins: .only(api.baseURL), find: { CountedAuthentication(accessToken: Self.token) })
+        _ = try await authentication.data(
+            for: URLRequest(url: api.baseURL.appendingPathComponent("v1/me")), using: .shared)
+        _ = try await authentication.data(
+            for: URLRequest(url: foreign.baseURL.appendingPathComponent("v1/me")), using: .shared)
+        #expect(api.requests.count == 1 && api.requests.allSatisfy(carriesToken))
+        #expect(foreign.requests.count == 1 && !foreign.requests.contains(where: carriesToken))
+
+        let everywhere = closure()
+        await #expect {
+            _ = try await everywhere.data(
+                for: URLRequest(url: URL(string: "http://api.example.test/v1/me")!), using: .shared)
+        } throws: { error in
+            guard case RefreshQueueError.insecureRequest("api.example.test") = error else { return false }
+            return true
+        }
+    }
+
     @Test func authorizeRedirectTakesTheTokenOffWhenTheSchemeChanges() async throws {
         let authentication = closure()
         let signed = try await authentication.authorize(URLRequest(url: URL(string: "https://api.example.test/a")!))
