@@ -118,6 +118,11 @@ public final class LoopbackServer: @unchecked Sendable {
 
     private func serve(_ connection: Int32) {
         defer { close(connection) }
+        #if canImport(Darwin)
+        // A client that hangs up mid-answer must not kill the test process with SIGPIPE.
+        var noSignal: Int32 = 1
+        setsockopt(connection, SOL_SOCKET, SO_NOSIGPIPE, &noSignal, socklen_t(MemoryLayout<Int32>.size))
+        #endif
         guard let request = read(from: connection) else { return }
         lock.lock()
         recorded.append(request)
