@@ -162,6 +162,21 @@ extension URLSession {
     }
 }
 
+extension URLSession {
+    /// A data task, awaited: `data(for:)` itself needs iOS 15 / macOS 12, newer than the package.
+    func response(to request: URLRequest) async throws -> (Data, URLResponse) {
+        try await withCheckedThrowingContinuation { continuation in
+            dataTask(with: request) { data, response, error in
+                if let response {
+                    continuation.resume(returning: (data ?? Data(), response))
+                } else {
+                    continuation.resume(throwing: error ?? URLError(.badServerResponse))
+                }
+            }.resume()
+        }
+    }
+}
+
 /// Refuses redirects, so that the walkthrough can read `/authorize`'s answer itself, and
 /// authentication challenges.
 final class WalkthroughSessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {

@@ -98,7 +98,7 @@ struct Walkthrough {
             authorizationEndpoint: base.appendingPathComponent("authorize"), clientID: example.id,
             redirectURI: example.redirectURIs[0], scope: "user-read-private")
         // A browser would follow the redirect back into the app; here the walkthrough reads it.
-        let (_, response) = try await session.data(for: URLRequest(url: authorization.url))
+        let (_, response) = try await session.response(to: URLRequest(url: authorization.url))
         guard let http = response as? HTTPURLResponse, http.statusCode == 302,
             let location = http.value(forHTTPHeaderField: "Location").flatMap(URL.init(string:))
         else {

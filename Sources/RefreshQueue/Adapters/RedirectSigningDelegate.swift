@@ -15,8 +15,10 @@ import FoundationNetworking
 /// ```swift
 /// let session = URLSession(configuration: .default, delegate: RedirectSigningDelegate(authentication),
 ///                          delegateQueue: nil)
-/// let request = try await authentication.authorize(URLRequest(url: meURL))
-/// let (data, response) = try await session.data(for: request)
+/// authentication.authorize(URLRequest(url: meURL)) { result in
+///     guard case .success(let signed) = result else { return }
+///     session.dataTask(with: signed) { data, response, error in … }.resume()
+/// }
 /// ```
 ///
 /// With a delegate of your own, call ``RefreshingRequestClosure/authorizeRedirect(_:answering:completion:)``

@@ -18,9 +18,8 @@ import FoundationNetworking
 /// ```swift
 /// let closure = RefreshingRequestClosure<SpotifyAuthentication>()
 ///
-/// // async/await
-/// let signed = try await closure.authorize(URLRequest(url: meURL))
-/// let (data, _) = try await URLSession.shared.data(for: signed)
+/// // async/await: sign, send, and one retry after a 401
+/// let (data, response) = try await closure.data(for: URLRequest(url: meURL), using: .shared)
 ///
 /// // callbacks
 /// closure.authorize(URLRequest(url: meURL)) { result in … }
