@@ -47,12 +47,14 @@ struct Burst {
 
     /// A worker process of `--processes`: the same burst against the parent's server and token
     /// file; its result goes to the parent as one line on standard output.
-    static func runWorker(_ worker: Options.Worker, requests: Int, lifetime: TimeInterval) async -> Bool {
+    static func runWorker(_ worker: Options.Worker, requests: Int, lifetime: TimeInterval, publicClient: Bool) async
+        -> Bool
+    {
         let session = URLSession.walkthrough(concurrency: min(requests, Burst.concurrency))
         defer { session.invalidateAndCancel() }
         do {
             let store = try FileAuthenticationStore<OAuth2Token>(fileURL: worker.tokenFile)
-            let client = TokenEndpointClient.example(baseURL: worker.baseURL, session: session)
+            let client = TokenEndpointClient.example(baseURL: worker.baseURL, session: session, public: publicClient)
             let tally = Tally()
             let burst = Burst(
                 closure: .walkthrough(client: client, store: store, lifetime: lifetime, timeline: nil, tally: tally),

@@ -5,6 +5,7 @@ struct Options {
     var requests = 50
     var lifetime: TimeInterval = 3600
     var rotate = false
+    var publicClient = false
     var serve = false
     var help = false
     var processes = 1
@@ -28,6 +29,7 @@ struct Options {
           --requests N        concurrent requests to fire (default 50)
           --lifetime SECONDS  access-token lifetime the server grants, fractions allowed (default 3600)
           --rotate            the server rotates refresh tokens and detects reuse (RFC 9700)
+          --public-client     log in and refresh as a public client (an iOS app): PKCE, no secret
           --processes K       run the requests in K processes sharing one token file (default 1);
                               --requests is then per process
           --serve             only run the token server and print its URL, for trying it with curl
@@ -66,6 +68,8 @@ struct Options {
                 worker = Worker(baseURL: base, tokenFile: file, index: index)
             case "--rotate":
                 rotate = true
+            case "--public-client":
+                publicClient = true
             case "--serve":
                 serve = true
             case "--help", "-h":

@@ -26,7 +26,9 @@ struct Walkthrough {
                 try await serve(options)
             }
             if let worker = options.worker {
-                exit(await Burst.runWorker(worker, requests: options.requests, lifetime: options.lifetime) ? 0 : 1)
+                let succeeded = await Burst.runWorker(
+                    worker, requests: options.requests, lifetime: options.lifetime, publicClient: options.publicClient)
+                exit(succeeded ? 0 : 1)
             }
             let succeeded = try await Walkthrough(options: options).run()
             exit(succeeded ? 0 : 1)
@@ -51,7 +53,7 @@ struct Walkthrough {
 
         let session = URLSession.walkthrough(concurrency: min(options.requests, Burst.concurrency))
         defer { session.invalidateAndCancel() }
-        let client = TokenEndpointClient.example(baseURL: stub.baseURL, session: session)
+        let client = TokenEndpointClient.example(baseURL: stub.baseURL, session: session, public: options.publicClient)
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try FileAuthenticationStore<OAuth2Token>(
@@ -62,7 +64,7 @@ struct Walkthrough {
         try store.save(token)
         let mode = store.permissions.map { String($0, radix: 8) } ?? "?"
         timeline.log(
-            "logged in (authorization code flow with PKCE S256, state checked); token saved to "
+            "logged in (authorization code flow with PKCE S256, state checked\(options.publicClient ? ", public client: no secret" : "")); token saved to "
                 + "\(store.fileURL.lastPathComponent), mode \(mode)")
 
         // 3. Time passes: the access token expires, on the server and in the saved token.
@@ -119,6 +121,7 @@ struct Walkthrough {
             for index in 1...count {
                 var arguments = ["--worker", stub.baseURL.absoluteString, tokenFile.path, String(index)]
                 arguments += ["--requests", String(options.requests), "--lifetime", String(options.lifetime)]
+                if options.publicClient { arguments.append("--public-client") }
                 group.addTask { try await WorkerProcess.run(arguments: arguments) }
             }
             for try await outcome in group {
@@ -185,11 +188,12 @@ struct Walkthrough {
 
 extension TokenEndpointClient {
     /// The stub's example client.
-    static func example(baseURL: URL, session: URLSession) -> TokenEndpointClient {
+    /// The stub's example client; `public`: as an app that keeps no secret (PKCE proves it).
+    static func example(baseURL: URL, session: URLSession, public: Bool = false) -> TokenEndpointClient {
         let example = SpotifyStub.Client.example
         return TokenEndpointClient(
             tokenURL: baseURL.appendingPathComponent("api/token"), clientID: example.id,
-            clientSecret: example.secret, session: session)
+            clientSecret: `public` ? nil : example.secret, session: session)
     }
 }
 

@@ -24,6 +24,8 @@ public struct Counters: Sendable, Equatable {
     public var liveConnections: Int
     /// Token requests that were answered with an injected `Fault`.
     public var faultsInjected: Int
+    /// Requests (token endpoint and Web API) answered 429 by the `rateLimit` knob.
+    public var rateLimited: Int
 
     /// Creates a snapshot; every field defaults to zero so a test can spell out only what it
     /// expects, e.g. `Counters(refreshTokenGrants: 1, tokenRequests: 1)`.
@@ -34,7 +36,8 @@ public struct Counters: Sendable, Equatable {
         apiRequestsByStatus: [Int: Int] = [:],
         reuseDetections: Int = 0,
         liveConnections: Int = 0,
-        faultsInjected: Int = 0
+        faultsInjected: Int = 0,
+        rateLimited: Int = 0
     ) {
         self.authorizationCodeGrants = authorizationCodeGrants
         self.refreshTokenGrants = refreshTokenGrants
@@ -43,5 +46,6 @@ public struct Counters: Sendable, Equatable {
         self.reuseDetections = reuseDetections
         self.liveConnections = liveConnections
         self.faultsInjected = faultsInjected
+        self.rateLimited = rateLimited
     }
 }

@@ -26,6 +26,8 @@ extension Fault {
                     headers: TokenEndpoint.noStore + [(name: "Retry-After", value: String(max(0, retryAfter)))]
                 )
             )
+        case .rateLimited(let retryAfter):
+            return .respond(TokenEndpoint.tooManyRequests(retryAfter: retryAfter))
         case .invalidGrant:
             return .respond(TokenEndpoint.error(status: 400, "invalid_grant", "Invalid refresh token"))
         case .malformedJSON:

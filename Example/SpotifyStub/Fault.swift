@@ -10,6 +10,9 @@ public enum Fault: Sendable, Equatable {
     /// `503 Service Unavailable` with a `Retry-After` header of `retryAfter` seconds: throttling or
     /// maintenance that tells the client when to come back.
     case serviceUnavailable(retryAfter: Int)
+    /// `429 Too Many Requests` with a `Retry-After` header of `retryAfter` seconds and a JSON error:
+    /// the client is being rate-limited.
+    case rateLimited(retryAfter: Int)
     /// `400` with `{"error":"invalid_grant",...}` even for a valid grant: the user revoked access
     /// or the authorization server lost it, and the client must re-authenticate.
     case invalidGrant

@@ -169,6 +169,28 @@ public final class SpotifyStub: Sendable {
         set { state.withLock { $0.tokenLatency = StubState.sanitizedDuration(newValue) } }
     }
 
+    /// Whether refresh tokens are single use, as Spotify's are for some clients: every refresh
+    /// returns a new refresh token, and presenting one already used is refused with `invalid_grant`
+    /// "Refresh token revoked" (and counted as a reuse). Default `false`.
+    public var singleUseRefreshTokens: Bool {
+        get { state.withLock { $0.singleUseRefreshTokens } }
+        set { state.withLock { $0.singleUseRefreshTokens = newValue } }
+    }
+
+    /// How a wrong client id or secret is refused. Default ``InvalidClientAnswer/badRequest``:
+    /// `400` with JSON `invalid_client`, as Spotify does.
+    public var invalidClientAnswer: InvalidClientAnswer {
+        get { state.withLock { $0.invalidClientAnswer } }
+        set { state.withLock { $0.invalidClientAnswer = newValue } }
+    }
+
+    /// Throttling of the token endpoint and of the Web API (each counted on its own), answered
+    /// `429` with `Retry-After`; `nil` (the default) for none.
+    public var rateLimit: RateLimit? {
+        get { state.withLock { $0.rateLimit } }
+        set { state.withLock { $0.rateLimit = newValue } }
+    }
+
     /// Makes the next `count` `POST /api/token` requests (any grant, in arrival order) fail with
     /// `fault` instead of being processed. Calls queue up: faults injected later apply after
     /// those already waiting. A `count` of 0 or less does nothing.

@@ -15,6 +15,15 @@ struct StubState {
     var detectsRefreshTokenReuse = true
     /// Seconds to wait before answering a token request.
     var tokenLatency: Double = 0
+    /// Whether refresh tokens are single use: rotated on every refresh, a reused one refused with
+    /// "Refresh token revoked".
+    var singleUseRefreshTokens = false
+    /// How bad client credentials are answered.
+    var invalidClientAnswer = SpotifyStub.InvalidClientAnswer.badRequest
+    /// Throttling of the token endpoint and the Web API, each counted on its own.
+    var rateLimit: SpotifyStub.RateLimit?
+    var tokenRate = RateWindow()
+    var apiRate = RateWindow()
     var faults = FaultQueue()
     var registry = TokenRegistry()
     var counters = Counters()
@@ -23,8 +32,9 @@ struct StubState {
     var policy: TokenRegistry.Policy {
         TokenRegistry.Policy(
             accessTokenLifetime: accessTokenLifetime,
-            rotatesRefreshTokens: rotatesRefreshTokens,
-            detectsRefreshTokenReuse: detectsRefreshTokenReuse
+            rotatesRefreshTokens: rotatesRefreshTokens || singleUseRefreshTokens,
+            detectsRefreshTokenReuse: detectsRefreshTokenReuse,
+            singleUseRefreshTokens: singleUseRefreshTokens
         )
     }
 

@@ -32,13 +32,20 @@ struct TokenEndpoint {
         }
         // Count and pick the fault on arrival so that tests see a refresh in flight and faults
         // apply to requests in the order they reached the server.
-        let (fault, latency) = state.withLock { state -> (Fault?, Double) in
+        let (fault, latency, throttled) = state.withLock { state -> (Fault?, Double, Int?) in
             state.counters.tokenRequests += 1
+            if let limit = state.rateLimit, !state.tokenRate.admit(now: MonotonicClock.now(), limit: limit) {
+                state.counters.rateLimited += 1
+                return (nil, 0, limit.retryAfter)
+            }
             let fault = state.faults.next()
             if fault != nil {
                 state.counters.faultsInjected += 1
             }
-            return (fault, state.tokenLatency)
+            return (fault, state.tokenLatency, nil)
+        }
+        if let retryAfter = throttled {
+            return .immediately(.respond(TokenEndpoint.tooManyRequests(retryAfter: retryAfter)))
         }
         if fault == .hang {
             return .immediately(.hang)
@@ -74,9 +81,10 @@ struct TokenEndpoint {
             parameters[pair.name] = pair.value
         }
         let client: SpotifyStub.Client
+        let isPublicClient: Bool
         switch authenticateClient(request, parameters: parameters) {
         case .success(let authenticated):
-            client = authenticated
+            (client, isPublicClient) = authenticated
         case .failure(let failure):
             return failure.response
         }
@@ -97,6 +105,7 @@ struct TokenEndpoint {
                     clientID: client.id,
                     redirectURI: redirectURI,
                     codeVerifier: parameters["code_verifier"],
+                    isPublicClient: isPublicClient,
                     policy: state.policy,
                     now: MonotonicClock.now()
                 )
@@ -113,6 +122,7 @@ struct TokenEndpoint {
                 let result = state.registry.refresh(
                     refreshToken,
                     clientID: client.id,
+                    isPublicClient: isPublicClient,
                     policy: state.policy,
                     now: MonotonicClock.now()
                 )
@@ -145,9 +155,18 @@ struct TokenEndpoint {
                 members.append(("refresh_token", .string(refreshToken)))
             }
             return .json(status: 200, .object(members), headers: noStore)
+        case .failure(let error) where error.needsClientAuthentication:
+            return TokenEndpoint.error(status: 400, "invalid_client", error.description)
         case .failure(let error):
             return TokenEndpoint.error(status: 400, "invalid_grant", error.description)
         }
+    }
+
+    /// `429` with `Retry-After`, as Spotify throttles.
+    static func tooManyRequests(retryAfter: Int) -> HTTPResponse {
+        error(
+            status: 429, "temporarily_unavailable", "API rate limit exceeded",
+            extraHeaders: [(name: "Retry-After", value: String(retryAfter))])
     }
 
     // MARK: - Client authentication
@@ -157,15 +176,26 @@ struct TokenEndpoint {
     }
 
     /// Authenticates with HTTP Basic (RFC 6749 §2.3.1, preferred) or with `client_id` and
-    /// `client_secret` in the body; using both at once is refused, as the RFC requires.
+    /// `client_secret` in the body; using both at once is refused, as the RFC requires. A body
+    /// with `client_id` alone is a public client (PKCE, no secret): `isPublic` is then true, and
+    /// the grant decides whether that is enough.
     private func authenticateClient(_ request: HTTPRequest, parameters: [String: String])
-        -> Result<SpotifyStub.Client, AuthenticationFailure>
+        -> Result<(client: SpotifyStub.Client, isPublic: Bool), AuthenticationFailure>
     {
         let authorizations = request.values(of: "authorization")
+        let answer = state.withLock { $0.invalidClientAnswer }
         if !authorizations.isEmpty {
-            // The client tried the Authorization header, so any failure is a 401 with a challenge.
-            func unauthorized(_ description: String) -> Result<SpotifyStub.Client, AuthenticationFailure> {
-                .failure(
+            // The client tried the Authorization header: the RFC answers a failure with 401 and a
+            // challenge; Spotify with 400.
+            func unauthorized(_ description: String) -> Result<
+                (client: SpotifyStub.Client, isPublic: Bool), AuthenticationFailure
+            > {
+                guard answer == .basicChallenge else {
+                    return .failure(
+                        AuthenticationFailure(response: TokenEndpoint.error(status: 400, "invalid_client", description))
+                    )
+                }
+                return .failure(
                     AuthenticationFailure(
                         response: TokenEndpoint.error(
                             status: 401,
@@ -199,23 +229,25 @@ struct TokenEndpoint {
             guard client.secret == credentials.secret else {
                 return unauthorized("Invalid client secret")
             }
-            return .success(client)
+            return .success((client, false))
         }
         // Body credentials: failures are 400, because a 401 must carry a challenge for a scheme the
         // client used (RFC 9110 §15.5.2), and this client used none.
-        func badRequest(_ description: String) -> Result<SpotifyStub.Client, AuthenticationFailure> {
+        func badRequest(_ description: String) -> Result<
+            (client: SpotifyStub.Client, isPublic: Bool), AuthenticationFailure
+        > {
             .failure(AuthenticationFailure(response: TokenEndpoint.error(status: 400, "invalid_client", description)))
         }
         guard let clientID = parameters["client_id"], let client = clients[clientID] else {
             return badRequest("Invalid client")
         }
         guard let secret = parameters["client_secret"] else {
-            return badRequest("Client authentication required")
+            return .success((client, true))
         }
         guard client.secret == secret else {
             return badRequest("Invalid client secret")
         }
-        return .success(client)
+        return .success((client, false))
     }
 
     /// The `(id, secret)` in `Basic base64(id:secret)`, or `nil` if the header is anything else.

@@ -13,6 +13,7 @@ struct TokenRegistry {
         var accessTokenLifetime: Double
         var rotatesRefreshTokens: Bool
         var detectsRefreshTokenReuse: Bool
+        var singleUseRefreshTokens = false
     }
 
     /// What a successful grant hands out.
@@ -24,11 +25,14 @@ struct TokenRegistry {
         var scope: String
     }
 
-    /// Why a grant was refused; becomes `invalid_grant` with this description.
+    /// Why a grant was refused; becomes `invalid_grant` with this description (or
+    /// `invalid_client`, when the client should have authenticated).
     struct GrantError: Error, Equatable {
         var description: String
         /// True when the refusal was a detected refresh-token replay.
         var isReuse = false
+        /// True when a public client (no secret) asked for a grant only a confidential one may.
+        var needsClientAuthentication = false
     }
 
     /// The state of an access token presented to the Web API.
@@ -43,6 +47,8 @@ struct TokenRegistry {
         var clientID: String
         var scope: String
         var isRevoked = false
+        /// Authorized with PKCE: a public client (no secret) may refresh it.
+        var isPublic = false
     }
 
     private struct PendingCode {
@@ -96,7 +102,8 @@ struct TokenRegistry {
     /// attempt (wrong redirect URI, wrong client, wrong PKCE verifier) does not consume it. A code
     /// issued with a code challenge needs the verifier whose S256 transform it is (RFC 7636 §4.6).
     mutating func redeemCode(
-        _ code: String, clientID: String, redirectURI: String, codeVerifier: String?, policy: Policy, now: Double
+        _ code: String, clientID: String, redirectURI: String, codeVerifier: String?, isPublicClient: Bool = false,
+        policy: Policy, now: Double
     ) -> Result<Issued, GrantError> {
         guard let pending = codes[code] else {
             return .failure(GrantError(description: "Invalid authorization code"))
@@ -111,6 +118,10 @@ struct TokenRegistry {
         guard pending.redirectURI == redirectURI else {
             return .failure(GrantError(description: "Invalid redirect URI"))
         }
+        if isPublicClient && pending.codeChallenge == nil {
+            // Without a secret, only PKCE proves that this client asked for the code.
+            return .failure(GrantError(description: "Client authentication required", needsClientAuthentication: true))
+        }
         if let challenge = pending.codeChallenge {
             guard let codeVerifier, S256.challenge(for: codeVerifier) == challenge else {
                 return .failure(GrantError(description: "code_verifier was incorrect"))
@@ -119,7 +130,7 @@ struct TokenRegistry {
         codes[code] = nil
         let family = nextFamily
         nextFamily += 1
-        families[family] = Family(clientID: clientID, scope: pending.scope)
+        families[family] = Family(clientID: clientID, scope: pending.scope, isPublic: pending.codeChallenge != nil)
         let refreshToken = RandomToken.refreshToken()
         refreshTokens[refreshToken] = RefreshTokenRecord(family: family, clientID: clientID, isCurrent: true)
         let accessToken = issueAccessToken(family: family, lifetime: policy.accessTokenLifetime, now: now)
@@ -135,14 +146,22 @@ struct TokenRegistry {
 
     // MARK: - Refresh tokens
 
-    /// Processes a refresh grant (RFC 6749 §6), rotating and detecting replays per `policy`.
-    mutating func refresh(_ token: String, clientID: String, policy: Policy, now: Double) -> Result<Issued, GrantError>
-    {
+    /// Processes a refresh grant (RFC 6749 §6), rotating and detecting replays per `policy`. A
+    /// client without a secret (`isPublicClient`) may refresh only what it got through PKCE.
+    mutating func refresh(
+        _ token: String, clientID: String, isPublicClient: Bool = false, policy: Policy, now: Double
+    ) -> Result<Issued, GrantError> {
         guard let record = refreshTokens[token], record.clientID == clientID, let family = families[record.family]
         else {
             return .failure(GrantError(description: "Invalid refresh token"))
         }
+        if isPublicClient && !family.isPublic {
+            return .failure(GrantError(description: "Client authentication required", needsClientAuthentication: true))
+        }
         if !record.isCurrent {
+            if policy.singleUseRefreshTokens {
+                return .failure(GrantError(description: "Refresh token revoked", isReuse: true))
+            }
             if policy.detectsRefreshTokenReuse {
                 families[record.family]?.isRevoked = true
                 return .failure(

@@ -1,8 +1,13 @@
-/// `/v1/...`: a few read-only Web API resources guarded by bearer tokens (RFC 6750).
+import Foundation
+
+/// `/v1/...`: a few Web API resources guarded by bearer tokens (RFC 6750).
 ///
-/// The resources are static; what matters is the authorization check in front of them, which
+/// The resources are static, but for one that takes a `PUT`: `/v1/playlists/{id}` changes a
+/// playlist's details from a JSON body and answers with them, so that a client re-sending a body
+/// after a 401 can be checked. What matters is the authorization check in front of them, which
 /// answers exactly like Spotify's (`401` with `{"error":{"status":401,"message":...}}`) so that a
-/// client's "refresh on 401, then retry" logic is exercised against the real shapes.
+/// client's "refresh on 401, then retry" logic is exercised against the real shapes. With a rate
+/// limit set, too many requests are answered `429` with `Retry-After`.
 struct WebAPIEndpoint {
     /// The state shared with the public API.
     let state: Protected<StubState>
@@ -45,12 +50,26 @@ struct WebAPIEndpoint {
     }
 
     private func answer(_ request: HTTPRequest) -> HTTPResponse {
-        guard let resource = WebAPIEndpoint.resources[request.path] else {
+        let throttled = state.withLock { state -> Int? in
+            guard let limit = state.rateLimit, !state.apiRate.admit(now: MonotonicClock.now(), limit: limit) else {
+                return nil
+            }
+            state.counters.rateLimited += 1
+            return limit.retryAfter
+        }
+        if let retryAfter = throttled {
+            return WebAPIEndpoint.error(
+                status: 429, message: "API rate limit exceeded",
+                headers: [(name: "Retry-After", value: String(retryAfter))])
+        }
+        let isPlaylist = request.path.hasPrefix("/v1/playlists/") && request.path.count > "/v1/playlists/".count
+        guard isPlaylist || WebAPIEndpoint.resources[request.path] != nil else {
             return WebAPIEndpoint.error(status: 404, message: "Service not found")
         }
-        guard request.method == "GET" else {
+        let allowed = isPlaylist ? "PUT" : "GET"
+        guard request.method == allowed else {
             return WebAPIEndpoint.error(
-                status: 405, message: "Method not allowed", headers: [(name: "Allow", value: "GET")])
+                status: 405, message: "Method not allowed", headers: [(name: "Allow", value: allowed)])
         }
         let authorizations = request.values(of: "authorization")
         guard let authorization = authorizations.first else {
@@ -71,12 +90,27 @@ struct WebAPIEndpoint {
         }
         switch status {
         case .valid:
-            return .json(status: 200, resource)
+            if isPlaylist { return changePlaylist(request) }
+            return .json(status: 200, WebAPIEndpoint.resources[request.path] ?? .object([]))
         case .expired:
             return WebAPIEndpoint.error(status: 401, message: "The access token expired", headers: invalidToken)
         case .invalid:
             return WebAPIEndpoint.error(status: 401, message: "Invalid access token", headers: invalidToken)
         }
+    }
+
+    /// `PUT /v1/playlists/{id}`: a JSON object with a string `name`; answers with the playlist.
+    private func changePlaylist(_ request: HTTPRequest) -> HTTPResponse {
+        guard request.header("content-type")?.lowercased().hasPrefix("application/json") == true else {
+            return WebAPIEndpoint.error(status: 400, message: "Content-Type must be application/json")
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any],
+            let name = object["name"] as? String
+        else {
+            return WebAPIEndpoint.error(status: 400, message: "Error parsing JSON: a string name is required")
+        }
+        let id = String(request.path.dropFirst("/v1/playlists/".count))
+        return .json(status: 200, .object([("id", .string(id)), ("name", .string(name))]))
     }
 
     /// Spotify's Web API error shape: `{"error":{"status":...,"message":...}}`.

@@ -149,9 +149,10 @@ struct SpotifyStubTokenTests {
         "Authorization: Basic \(Data("no-colon".utf8).base64EncodedString())",
         "Authorization: Bearer some-access-token",
     ])
-    func aFailedHeaderAuthenticationIs401WithABasicChallenge(authorization: String) throws {
+    func aFailedHeaderAuthenticationIs401WithABasicChallengeInTheRFCVariant(authorization: String) throws {
         let stub = try StubHarness.startedStub()
         defer { stub.stop() }
+        stub.invalidClientAnswer = .basicChallenge
 
         let response = try StubHarness.rawExchange(
             stub,
@@ -165,9 +166,21 @@ struct SpotifyStubTokenTests {
         #expect(stub.counters.tokenRequests == 1)
     }
 
+    @Test func aFailedHeaderAuthenticationIs400InvalidClientAsSpotifyAnswersByDefault() throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let wrong = "Authorization: Basic \(Data("example-client:wrong".utf8).base64EncodedString())"
+        let response = try StubHarness.rawExchange(
+            stub, StubHarness.rawTokenRequest("grant_type=refresh_token&refresh_token=whatever", headers: [wrong]))
+        #expect(response.status == 400)
+        #expect(response.json?["error"] as? String == "invalid_client")
+        #expect(response.headers["www-authenticate"] == nil)
+    }
+
     @Test func urlSessionOnAFailedBasicAuthenticationFailsInsteadOfHanging() async throws {
         let stub = try StubHarness.startedStub()
         defer { stub.stop() }
+        stub.invalidClientAnswer = .basicChallenge
         let session = StubHarness.makeSession(timeout: 5)
         defer { session.invalidateAndCancel() }
         let request = StubHarness.tokenRequest(

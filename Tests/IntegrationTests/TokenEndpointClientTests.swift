@@ -134,15 +134,18 @@ struct TokenEndpointClientTests {
         #expect(stub.counters.reuseDetections == 0)
     }
 
-    @Test func aWrongClientSecretIsInvalidClientAndDoesNotHang() async throws {
+    @Test(arguments: [SpotifyStub.InvalidClientAnswer.badRequest, .basicChallenge])
+    func aWrongClientSecretIsInvalidClientAndDoesNotHang(answer: SpotifyStub.InvalidClientAnswer) async throws {
         let stub = try StubHarness.startedStub()
         defer { stub.stop() }
+        stub.invalidClientAnswer = answer
         let token = try await loggedIn(stub)
         await #expect {
             try await client(stub, secret: "wrong-secret").refresh(token)
         } throws: { error in
             guard case OAuth2Error.tokenEndpoint(let endpointError) = error else { return false }
-            return endpointError.code == .invalidClient && endpointError.status == 401
+            // Spotify's 400 JSON, or the RFC's 401 challenge (refused by the client, not hung on).
+            return endpointError.code == .invalidClient && endpointError.status == (answer == .badRequest ? 400 : 401)
                 && !String(describing: error).contains("wrong-secret")
                 && (error as? OAuth2Error)?.requiresReauthentication == false
         }

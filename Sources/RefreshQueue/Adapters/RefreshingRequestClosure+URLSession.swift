@@ -27,8 +27,11 @@ extension RefreshingRequestClosure {
     ///   ``maximumRedirects`` (then `URLError(.httpTooManyRedirects)`).
     /// - The request is retried at most once after a 401, so a server that rejects every token
     ///   cannot cause a loop, and only for a 401 from the origin the token was sent to; the
-    ///   answer to the retry is returned whatever it is. Requests that are not signed (the
-    ///   predicate exempts them, or their origin is not allowed) are never retried.
+    ///   answer to the retry is returned whatever it is. A `Data` body (`httpBody`) is sent again
+    ///   unchanged. Requests that are not signed (the predicate exempts them, or their origin is
+    ///   not allowed) are never retried, and neither is a request whose body is a stream
+    ///   (`httpBodyStream`), which cannot be read twice: its 401, like a 307 or 308 that would have
+    ///   to send that body again, is returned as it is.
     ///
     /// Cancelling the task cancels the waiting or the transfer and throws `CancellationError`.
     /// On iOS 14, macOS 11 and older, which have no task delegates, the session follows redirects
@@ -43,14 +46,16 @@ extension RefreshingRequestClosure {
         while true {
             let (data, response) = try await session.transfer(outgoing, refusingRedirects: true)
             guard let http = response as? HTTPURLResponse else { return (data, response) }
-            if let next = redirect(of: outgoing, answeredBy: http) {
+            if let next = redirect(of: outgoing, answeredBy: http), Self.canResend(outgoing, to: next) {
                 redirects += 1
                 guard redirects <= Self.maximumRedirects else { throw URLError(.httpTooManyRedirects) }
                 // Same origin: signed again with the token held now; another origin: no token.
                 outgoing = Origin(next.url) == Origin(outgoing.url) ? try await authorize(next) : next
                 continue
             }
-            guard http.statusCode == 401, !retried, carriesToken(outgoing) else { return (data, response) }
+            guard http.statusCode == 401, !retried, carriesToken(outgoing), outgoing.httpBodyStream == nil else {
+                return (data, response)
+            }
             retried = true
             outgoing = try await reauthorize(outgoing, response: http)
         }
@@ -97,6 +102,12 @@ extension RefreshingRequestClosure {
             for name in ["Content-Type", "Content-Length"] { next.setValue(nil, forHTTPHeaderField: name) }
         }
         return next
+    }
+
+    /// Whether `next` can go out after `request`: a body stream is gone once sent, so a redirect
+    /// that keeps the body (307, 308) cannot be followed.
+    private static func canResend(_ request: URLRequest, to next: URLRequest) -> Bool {
+        request.httpBodyStream == nil || next.httpBodyStream == nil
     }
 
     /// `request` without the token's header, in any letter case.

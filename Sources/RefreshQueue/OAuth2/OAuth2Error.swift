@@ -91,21 +91,32 @@ public struct TokenEndpointError: Sendable, Equatable, CustomStringConvertible {
     public var errorDescription: String?
     /// `error_uri`.
     public var errorURI: URL?
-    /// The HTTP status it came with (usually 400, or 401 for `invalid_client`).
+    /// The HTTP status it came with (usually 400, or 401 for `invalid_client`; 429 when the
+    /// server throttles).
     public var status: Int
+    /// The answer's `Retry-After`, in seconds (at most a day), when it carried one: no refresh is
+    /// sent before that time.
+    public var retryAfter: TimeInterval?
 
     /// Creates an error answer.
-    public init(code: TokenErrorCode, errorDescription: String? = nil, errorURI: URL? = nil, status: Int = 400) {
+    public init(
+        code: TokenErrorCode, errorDescription: String? = nil, errorURI: URL? = nil, status: Int = 400,
+        retryAfter: TimeInterval? = nil
+    ) {
         self.code = code
         self.errorDescription = errorDescription
         self.errorURI = errorURI
         self.status = status
+        self.retryAfter = retryAfter
     }
 
     /// `code (status): description`.
     public var description: String {
         var text = "\(code.rawValue) (HTTP \(status))"
         if let errorDescription, !errorDescription.isEmpty { text += ": \(errorDescription)" }
+        if let retryAfter, retryAfter.isFinite {
+            text += "; retry after \(Int(min(max(0, retryAfter), 1e9).rounded(.up))) s"
+        }
         return text
     }
 }
@@ -155,10 +166,15 @@ public enum TokenErrorCode: Sendable, Equatable, Hashable, RawRepresentable {
 }
 
 extension OAuth2Error: RetryAfterProviding {
-    /// The `Retry-After` of a ``server(status:retryAfter:)`` answer; `nil` otherwise.
+    /// The `Retry-After` of an answer that carried one — a ``server(status:retryAfter:)`` (503, or
+    /// a 429 without an error body) or a ``tokenEndpoint(_:)`` error (a 429 with one, say);
+    /// `nil` otherwise.
     public var retryAfter: TimeInterval? {
-        if case .server(_, let retryAfter) = self { return retryAfter }
-        return nil
+        switch self {
+        case .server(_, let retryAfter): return retryAfter
+        case .tokenEndpoint(let error): return error.retryAfter
+        default: return nil
+        }
     }
 }
 

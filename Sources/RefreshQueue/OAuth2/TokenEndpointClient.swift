@@ -196,6 +196,10 @@ public struct TokenEndpointClient: Sendable {
     /// An error answer: RFC 6749 §5.2 JSON for a 4xx that carries one, else the status (with
     /// `Retry-After`). Every field is cleared of the `secrets` the client sent, in every encoding.
     static func error(status: Int, body: Data, response: URLResponse, secrets: [String]) -> OAuth2Error {
+        // Any answer may ask for a pause: a 429 as much as a 503.
+        let retryAfter = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After").flatMap {
+            Self.seconds(fromRetryAfter: $0)
+        }
         // 5xx is the server in trouble, whatever its body says: worth retrying later.
         if status < 500, let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any],
             let code = object["error"] as? String, !code.isEmpty
@@ -206,10 +210,7 @@ public struct TokenEndpointClient: Sendable {
             return .tokenEndpoint(
                 TokenEndpointError(
                     code: TokenErrorCode(rawValue: redaction.redact(code)), errorDescription: description,
-                    errorURI: uri, status: status))
-        }
-        let retryAfter = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After").flatMap {
-            Self.seconds(fromRetryAfter: $0)
+                    errorURI: uri, status: status, retryAfter: retryAfter))
         }
         return .server(status: status, retryAfter: retryAfter)
     }
