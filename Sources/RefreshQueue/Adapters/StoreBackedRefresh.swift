@@ -27,7 +27,8 @@ import Foundation
 /// one refreshed) and calls `onReauthenticationRequired` once for that failure, after the lock
 /// is released.
 struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
-    let load: @Sendable () -> Authentication?
+    /// What the store holds; throws when it holds something it cannot read now.
+    let load: @Sendable () throws -> Authentication?
     let save: @Sendable (Authentication) throws -> Void
     let remove: @Sendable () throws -> Void
     /// Takes the store's cross-process lock, which is `nil` for a store only this process uses.
@@ -53,7 +54,7 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         onReauthenticationRequired: (@Sendable (any Error) -> Void)?,
         onEvent: (@Sendable (RefreshEvent) -> Void)?
     ) {
-        load = { store.load().map(decode) }
+        load = { try store.read().map(decode) }
         save = { try store.save(encode($0)) }
         remove = { try store.remove() }
         lock = { try store.refreshLock(timeout: $0) }
@@ -82,8 +83,27 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         }
     }
 
+    /// On iOS, tvOS and watchOS the lock, and the refresh it guards, live inside a background
+    /// activity: a suspended app holding a lock in a shared container is killed by the system.
+    /// Should the system take the time back, the lock is released at once and the refresh fails as
+    /// a transport failure (tried again later).
     private func run(
         _ held: Authentication, budget: RefreshBudget,
+        complete: @escaping @Sendable (Result<Authentication, any Error>) -> Void
+    ) {
+        let release = LockRelease()
+        let activity = BackgroundActivity.begin(reason: "Refreshing the access token") {
+            release.expire()
+            complete(.failure(BackgroundTimeExpired()))
+        }
+        runLocked(held, budget: budget, release: release) { result in
+            activity.end()
+            complete(result)
+        }
+    }
+
+    private func runLocked(
+        _ held: Authentication, budget: RefreshBudget, release: LockRelease,
         complete: @escaping @Sendable (Result<Authentication, any Error>) -> Void
     ) {
         let storeLock: (any AuthenticationStoreLock)?
@@ -93,8 +113,18 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
             complete(.failure(error))
             return
         }
-        let release = LockRelease(storeLock)
-        guard let stored = load() else {
+        // The background time ran out while waiting: the lock goes at once, the refresh has failed.
+        guard release.hold(storeLock) else { return }
+        let found: Authentication?
+        do {
+            found = try load()
+        } catch {
+            // Locked away (data protection) is not logged out, and nothing is saved over it.
+            release.unlock()
+            complete(.failure(RefreshQueueError.authenticationUnreadable(error)))
+            return
+        }
+        guard let stored = found else {
             release.unlock()
             complete(.failure(RefreshQueueError.notAuthenticated))
             return
@@ -133,7 +163,7 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
                 // the result is not used either.
                 var saved = false
                 if locked {
-                    if load()?.accessToken == baseToken {
+                    if (try? load())??.accessToken == baseToken {
                         saveReporting(fresh)
                         saved = true
                     }
@@ -149,7 +179,7 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
                 let reauthenticate = Self.requiresReauthentication(error)
                 if reauthenticate {
                     if locked {
-                        if load()?.accessToken == baseToken { try? remove() }
+                        if (try? load())??.accessToken == baseToken { try? remove() }
                     } else {
                         relocking(ifStillHolding: baseToken) { try? remove() }
                     }
@@ -168,7 +198,7 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
     private func relocking(ifStillHolding token: String, _ change: () -> Void) -> Bool {
         guard let lateLock = try? lock(1) else { return false }
         defer { lateLock.unlock() }
-        guard load()?.accessToken == token else { return false }
+        guard (try? load())??.accessToken == token else { return false }
         change()
         return true
     }
@@ -195,22 +225,45 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
 
 /// Releases a store lock once, from whichever path ends the refresh first.
 private final class LockRelease: Sendable {
-    private let lock: Locked<(any AuthenticationStoreLock)?>
+    private enum State {
+        /// The lock is not taken yet.
+        case waiting
+        /// Taken (`nil` for a store without a lock).
+        case held((any AuthenticationStoreLock)?)
+        /// Released, taken out, or expired before it was taken.
+        case released
+    }
 
-    init(_ lock: (any AuthenticationStoreLock)?) {
-        self.lock = Locked(lock)
+    private let state = Locked(State.waiting)
+
+    /// Records the lock just taken; returns `false` (and releases it at once) when ``expire()``
+    /// came first.
+    func hold(_ lock: (any AuthenticationStoreLock)?) -> Bool {
+        let kept = state.withLock { state -> Bool in
+            guard case .waiting = state else { return false }
+            state = .held(lock)
+            return true
+        }
+        if !kept { lock?.unlock() }
+        return kept
     }
 
     /// The lock, taken out so that the timer no longer releases it; `nil` when the timer did.
     func take() -> (any AuthenticationStoreLock)? {
-        lock.withLock { lock in
-            defer { lock = nil }
-            return lock
+        state.withLock { state in
+            defer { state = .released }
+            if case .held(let lock) = state { return lock }
+            return nil
         }
     }
 
     /// Releases the lock unless it was released or taken already.
     func unlock() {
         take()?.unlock()
+    }
+
+    /// Releases the lock now, and any lock taken later at once.
+    func expire() {
+        unlock()
     }
 }

@@ -30,6 +30,11 @@ public enum RefreshQueueError: Error, Sendable {
     /// A header scheme or header name that cannot be used in an HTTP header.
     case invalidConfiguration(String)
 
+    /// The stored authentication exists but cannot be read now: the device keeps it locked (iOS
+    /// data protection before the first unlock), or its file's permissions changed. The user is
+    /// not logged out; try again later. The associated error is the store's.
+    case authenticationUnreadable(any Error)
+
     /// The request would be signed but goes to plain `http://` on `host`, another machine: the
     /// token would travel unencrypted. Use https, or ``AllowedOrigins/allowingPlainHTTP()`` for a
     /// development server. The request was not signed.
@@ -54,6 +59,9 @@ extension RefreshQueueError: CustomStringConvertible {
             return "The request was cancelled before it was authorized."
         case .invalidConfiguration(let reason):
             return "Invalid authorization configuration: \(reason)"
+        case .authenticationUnreadable(let underlying):
+            return "The stored authentication cannot be read now (\(Self.summary(of: underlying))); "
+                + "the user is still logged in. Try again once the device is unlocked."
         case .insecureRequest(let host):
             let printable = String(
                 host.unicodeScalars.filter { (0x21...0x7E).contains($0.value) }.map(Character.init).prefix(100))

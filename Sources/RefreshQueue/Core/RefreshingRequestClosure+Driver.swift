@@ -97,9 +97,14 @@ extension RefreshingRequestClosure {
                 return
             case .find:
                 // User code, on the queue, outside the lock.
-                let found = find().map { Self.credential(for: $0, scheme: scheme) }
+                let found = Result { try find().map { Self.credential(for: $0, scheme: scheme) } }
                 let now = self.now()
-                perform(update { $0.found(found, now: now) })
+                switch found {
+                case .success(let credential):
+                    perform(update { $0.found(credential, now: now) })
+                case .failure(let error):
+                    perform(update { $0.findFailed(.authenticationUnreadable(error), now: now) })
+                }
             case .evaluate(let credential, let generation):
                 let freshness = credential.freshness
                 let now = self.now()
@@ -286,6 +291,8 @@ extension RefreshingRequestClosure {
     /// Whether a refresh failed because the network failed, not because the server refused.
     static func isTransportError(_ error: any Error) -> Bool {
         if error is URLError { return true }
+        // A store the device keeps locked is no reason to count the refresh against the window.
+        if case RefreshQueueError.authenticationUnreadable = error { return true }
         if case RefreshQueueError.refreshFailed(let underlying) = error { return isTransportError(underlying) }
         if let wrapping = error as? any TransportFailure { return wrapping.isTransportFailure }
         return (error as NSError).domain == NSURLErrorDomain

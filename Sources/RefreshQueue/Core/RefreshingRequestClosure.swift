@@ -62,7 +62,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     public let origins: AllowedOrigins
 
     let requiresAuthentication: @Sendable (URLRequest) -> Bool
-    let find: @Sendable () -> Authentication?
+    let find: @Sendable () throws -> Authentication?
     let refresh: @Sendable (Authentication, RefreshBudget) -> Future<Authentication>
     let onEvent: (@Sendable (RefreshEvent) -> Void)?
     let now: @Sendable () -> TimeInterval
@@ -121,7 +121,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         missingAuthentication: MissingAuthenticationPolicy,
         origins: AllowedOrigins,
         requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool,
-        find: @escaping @Sendable () -> Authentication?,
+        find: @escaping @Sendable () throws -> Authentication?,
         refresh: @escaping @Sendable (Authentication, RefreshBudget) -> Future<Authentication>,
         onEvent: (@Sendable (RefreshEvent) -> Void)?,
         clock: @escaping @Sendable () -> TimeInterval

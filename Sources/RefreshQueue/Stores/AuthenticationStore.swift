@@ -29,6 +29,17 @@ public protocol AuthenticationStore<Value>: Sendable {
     /// ``FileAuthenticationStore``'s `onEvent`).
     func load() -> Value?
 
+    /// The stored value, or nil when there is none; throws when there is one that cannot be read
+    /// now.
+    ///
+    /// What a ``RefreshingRequestClosure`` built from the store calls: a file the device keeps
+    /// locked (iOS data protection before the first unlock), or one whose permissions changed, is
+    /// not a logout. The closure fails its requests with
+    /// ``RefreshQueueError/authenticationUnreadable(_:)`` instead, and saves nothing after such a
+    /// read. Stores that cannot tell the difference need not implement it: the default is
+    /// ``load()``.
+    func read() throws -> Value?
+
     /// Stores `value`, replacing what was stored.
     ///
     /// Call it after logging in and after every successful refresh. When it returns, the value is
@@ -49,6 +60,9 @@ public protocol AuthenticationStore<Value>: Sendable {
 }
 
 extension AuthenticationStore {
+    /// ``load()``: a store that never fails to read, or cannot tell why.
+    public func read() throws -> Value? { load() }
+
     /// `nil`: a plain store is not shared with other processes.
     public func refreshLock(timeout: TimeInterval) throws -> (any AuthenticationStoreLock)? { nil }
 }

@@ -20,7 +20,7 @@ public enum AuthenticationStoreError: Error, Sendable, Equatable, CustomStringCo
     /// The value could not be encoded (for example a `Double` that is NaN); nothing was written.
     case encodingFailed
 
-    /// The URL given to ``FileAuthenticationStore/init(fileURL:onEvent:)`` cannot name a file: it
+    /// The URL given to ``FileAuthenticationStore/init(fileURL:protection:onEvent:)`` cannot name a file: it
     /// is not a `file:` URL, or it names a directory.
     case invalidFileURL(URL)
 

@@ -46,6 +46,9 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
     /// directory. It is created on the first lock and never deleted; it stays empty.
     public var lockFileURL: URL { lockURL }
 
+    /// The data-protection class every save gives the file on iOS, tvOS and watchOS.
+    public let protection: FileProtection
+
     private let lockURL: URL
     private let paths: FileStorePaths
     private let onEvent: (@Sendable (AuthenticationStoreEvent) -> Void)?
@@ -58,14 +61,21 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
     ///
     /// - Parameters:
     ///   - fileURL: The JSON file, as a `file:` URL.
+    ///   - protection: On iOS, tvOS and watchOS, the file's data-protection class, applied on
+    ///     every save (default ``FileProtection/completeUntilFirstUserAuthentication``, so that a
+    ///     refresh in the background after the first unlock can read it). Ignored elsewhere.
     ///   - onEvent: Receives an ``AuthenticationStoreEvent`` when a file is corrupt, unreadable or
     ///     from a newer version, and after each save and removal. Called synchronously on the
     ///     thread calling the store.
     /// - Throws: ``AuthenticationStoreError/invalidFileURL(_:)`` when `fileURL` is not a file URL
     ///   or names a directory. Never for a missing file or directory.
-    public init(fileURL: URL, onEvent: (@Sendable (AuthenticationStoreEvent) -> Void)? = nil) throws {
+    public init(
+        fileURL: URL, protection: FileProtection = .completeUntilFirstUserAuthentication,
+        onEvent: (@Sendable (AuthenticationStoreEvent) -> Void)? = nil
+    ) throws {
         guard let paths = FileStorePaths(fileURL) else { throw AuthenticationStoreError.invalidFileURL(fileURL) }
         self.fileURL = fileURL
+        self.protection = protection
         self.lockURL = URL(fileURLWithPath: paths.lockFile, isDirectory: false)
         self.paths = paths
         self.onEvent = onEvent
@@ -84,12 +94,28 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
     /// symbolic link (`ELOOP`), which is never followed. A file its group or others may access is
     /// made 0600 first, with ``AuthenticationStoreEvent/permissionsTightened(_:found:)``.
     public func load() -> Value? {
+        (try? read()) ?? nil
+    }
+
+    /// The stored authentication, or nil when there is none; throws when the file exists but
+    /// cannot be read now.
+    ///
+    /// Like ``load()``, but a file that cannot be opened or read because of the device's data
+    /// protection, its permissions (`EACCES`, `EPERM`) or the system (`EIO`, out of descriptors)
+    /// throws ``AuthenticationStoreError/io(operation:errno:)`` instead of reading as "no
+    /// authentication": the user is not logged out, and nothing must be saved over it. What is
+    /// not an authentication file at all (a directory, a FIFO, a symbolic link) and what is
+    /// corrupt still read as nil, with their events.
+    public func read() throws -> Value? {
         let contents: Data
         switch StoreFileSystem.readFile(atPath: paths.file) {
         case .missing:
             return nil
         case .failed(let error):
             emit(.unreadableFile(fileURL, errno: error))
+            if ![EISDIR, EINVAL, ELOOP, ENOTDIR].contains(error) {
+                throw AuthenticationStoreError.io(operation: "read the stored file", errno: error)
+            }
             return nil
         case .tooLarge:
             emit(.corruptFile(fileURL))
@@ -138,7 +164,7 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
         try StoreFileSystem.makeDirectories(atPath: paths.directory)
         let abandoned = StoreFileSystem.removeAbandonedTemporaryFiles(paths)
         if abandoned > 0 { emit(.abandonedTemporaryFilesRemoved(fileURL, count: abandoned)) }
-        try StoreFileSystem.replaceFile(paths, with: data)
+        try StoreFileSystem.replaceFile(paths, with: data, protection: protection)
         emit(.saved(fileURL))
     }
 

@@ -78,8 +78,9 @@ enum StoreFileSystem {
     /// it), writes every byte, flushes it to disk, renames it over the stored file, and flushes
     /// the directory so that the rename survives a power cut. Readers see the old file or the new
     /// one, never a mix; on any failure the temporary file is removed and the old file is intact.
-    static func replaceFile(_ paths: FileStorePaths, with data: Data) throws {
+    static func replaceFile(_ paths: FileStorePaths, with data: Data, protection: FileProtection) throws {
         let (descriptor, temporary) = try createTemporaryFile(paths)
+        applyProtection(protection, toPath: temporary)
         var renamed = false
         defer {
             if !renamed { _ = unlink(temporary) }
@@ -113,6 +114,16 @@ enum StoreFileSystem {
             if unlink(prefix + entry) == 0 { removed += 1 }
         }
         return removed
+    }
+
+    /// Gives the file at `path` the data-protection class `protection`, on the platforms that have
+    /// data protection (the iOS family); nothing elsewhere. Set on the new file before it replaces
+    /// the stored one, so that every save applies it. Best effort: a volume without data
+    /// protection ignores it.
+    static func applyProtection(_ protection: FileProtection, toPath path: String) {
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        try? FileManager.default.setAttributes([.protectionKey: protection.fileProtectionType], ofItemAtPath: path)
+        #endif
     }
 
     /// Deletes the file at `path`; returns whether there was one.

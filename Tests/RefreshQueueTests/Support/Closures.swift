@@ -150,6 +150,7 @@ extension RefreshQueueError {
         case .cancelled: return "cancelled"
         case .invalidConfiguration: return "invalidConfiguration"
         case .insecureRequest: return "insecureRequest"
+        case .authenticationUnreadable: return "authenticationUnreadable"
         }
     }
 }

@@ -130,6 +130,18 @@ extension RefreshStateMachine {
         return actions
     }
 
+    /// `find()` failed: the stored authentication exists but cannot be read now. The waiter at
+    /// the front fails with `error`; the next one asks again.
+    mutating func findFailed(_ error: RefreshQueueError, now: TimeInterval) -> Actions {
+        var actions = Actions()
+        guard case .loading = linePhase else { return actions }
+        linePhase = .moving
+        if let first = line.removeFirst() {
+            answer([first], .fail(error), into: &actions)
+        }
+        return actions
+    }
+
     /// The pump read the freshness of `generation`.
     mutating func evaluated(generation: UInt64, freshness: Freshness, now: TimeInterval) -> Actions {
         var actions = Actions()
