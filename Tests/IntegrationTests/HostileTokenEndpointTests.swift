@@ -8,7 +8,7 @@ import FoundationNetworking
 #endif
 
 /// The built-in token client against token endpoints that try to take its secrets or its memory.
-@Suite("TokenEndpointClient against hostile token endpoints")
+@Suite("TokenEndpointClient against hostile token endpoints", .timeLimit(.minutes(2)))
 struct HostileTokenEndpointIntegrationTests {
     static let secret = "client-secret-0123456789"
     static let refreshToken = "refresh-token-0123456789"
@@ -86,16 +86,15 @@ struct HostileTokenEndpointIntegrationTests {
     @Test(.exclusive) func aBodyDrippedSlowerThanTheDeadlineEndsAtTheDeadline() async throws {
         let endpoint = try LoopbackServer { _ in .drip(interval: 0.05) }
         defer { endpoint.stop() }
+        // The whole body would take 50 s and then be no token: only the deadline ends it as a timeout.
         var client = client(endpoint.baseURL.appendingPathComponent("api/token"), session: .shared)
         client.requestTimeout = 0.5
-        let started = ProcessInfo.processInfo.systemUptime
         await #expect {
             _ = try await client.refresh(token)
         } throws: { error in
             guard case OAuth2Error.transport(let underlying) = error else { return false }
             return underlying.code == .timedOut
         }
-        #expect(ProcessInfo.processInfo.systemUptime - started < 10)
     }
 
     @Test func anErrorAnswerEchoingTheCredentialsKeepsThemOutOfEveryFieldAndDump() async throws {

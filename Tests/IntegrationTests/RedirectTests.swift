@@ -24,7 +24,7 @@ struct CountedAuthentication: RefreshableAuthentication {
 
 /// The token crosses a redirect only within its origin: `data(for:using:)` follows redirects
 /// itself, and `RedirectSigningDelegate` does the same for an app's own session.
-@Suite("Redirects and the token")
+@Suite("Redirects and the token", .timeLimit(.minutes(2)))
 struct RedirectTests {
     static let token = "redirect-test-token"
 

@@ -6,7 +6,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite("SpotifyStub /authorize")
+@Suite("SpotifyStub /authorize", .timeLimit(.minutes(2)))
 struct SpotifyStubAuthorizeTests {
     @Test func authorizeRedirectsBackWithACodeAndTheState() async throws {
         let stub = try StubHarness.startedStub()

@@ -6,7 +6,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite("SpotifyStub refresh-token rotation")
+@Suite("SpotifyStub refresh-token rotation", .timeLimit(.minutes(2)))
 struct SpotifyStubRotationTests {
     @Test func withoutRotationTheSameRefreshTokenKeepsWorking() async throws {
         let stub = try StubHarness.startedStub()

@@ -6,7 +6,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite("SpotifyStub /api/token")
+@Suite("SpotifyStub /api/token", .timeLimit(.minutes(2)))
 struct SpotifyStubTokenTests {
     private let redirectURI = "refreshqueue-example://callback"
 

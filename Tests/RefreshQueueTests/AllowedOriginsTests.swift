@@ -8,7 +8,7 @@ import FoundationNetworking
 #endif
 
 /// Which requests get the token: the API's origins only, never plain http to another machine.
-@Suite("Allowed origins")
+@Suite("Allowed origins", .timeLimit(.minutes(2)))
 struct AllowedOriginsTests {
     private func closure(_ origins: AllowedOrigins, service: TokenService = TokenService()) -> Closure {
         service.store(service.authentication("secret-token"))

@@ -2,7 +2,7 @@ import Foundation
 import RefreshQueue
 import Testing
 
-@Suite("AuthorizationScheme")
+@Suite("AuthorizationScheme", .timeLimit(.minutes(2)))
 struct AuthorizationSchemeTests {
     @Test func bearerIsTheDefaultHeaderFormat() throws {
         #expect(try AuthorizationScheme.bearer.headerValue(for: "abc.def-ghi_~+/=") == "Bearer abc.def-ghi_~+/=")

@@ -4,7 +4,7 @@ import RefreshQueue
 import TestSupport
 import Testing
 
-@Suite("Future")
+@Suite("Future", .timeLimit(.minutes(2)))
 struct FutureTests {
     @Test func theBodyRunsAtOnceOnTheCallersThread() {
         let ran = Protected(false)
@@ -224,7 +224,7 @@ struct FutureTests {
     }
 }
 
-@Suite("Future abandoned")
+@Suite("Future abandoned", .timeLimit(.minutes(2)))
 struct FutureAbandonedTests {
     typealias Complete = @Sendable (Result<Int, any Error>) -> Void
 
@@ -286,7 +286,7 @@ struct FutureAbandonedTests {
     }
 }
 
-@Suite("Future memory")
+@Suite("Future memory", .timeLimit(.minutes(2)))
 struct FutureMemoryTests {
     @Test(.exclusive) func abandoningAPendingChainOfOneHundredThousandStagesFailsItWithoutOverflowingTheStack() async {
         let done = Completions<Bool>()

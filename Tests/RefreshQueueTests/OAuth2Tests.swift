@@ -7,7 +7,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite("OAuth 2.0 token model")
+@Suite("OAuth 2.0 token model", .timeLimit(.minutes(2)))
 struct OAuth2TokenTests {
     let received = Date(timeIntervalSince1970: 1_000_000)
 
@@ -123,7 +123,7 @@ struct OAuth2TokenTests {
     }
 }
 
-@Suite("OAuth 2.0 token endpoint errors")
+@Suite("OAuth 2.0 token endpoint errors", .timeLimit(.minutes(2)))
 struct OAuth2ErrorTests {
     private func error(_ status: Int, _ body: String, headers: [String: String] = [:], secrets: [String] = [])
         -> OAuth2Error
@@ -194,7 +194,7 @@ struct OAuth2ErrorTests {
     }
 }
 
-@Suite("OAuth 2.0 against a hostile token endpoint")
+@Suite("OAuth 2.0 against a hostile token endpoint", .timeLimit(.minutes(2)))
 struct HostileTokenEndpointTests {
     private let received = Date(timeIntervalSince1970: 1_700_000_000)
 

@@ -3,7 +3,7 @@ import Testing
 
 @testable import RefreshQueue
 
-@Suite("SHA-256 and PKCE")
+@Suite("SHA-256 and PKCE", .timeLimit(.minutes(2)))
 struct PKCETests {
     private func hex(_ bytes: [UInt8]) -> String {
         bytes.map { String(format: "%02x", $0) }.joined()

@@ -8,7 +8,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite("RefreshingRequestClosure")
+@Suite("RefreshingRequestClosure", .timeLimit(.minutes(2)))
 struct RefreshingRequestClosureTests {
     typealias Results = Completions<Result<URLRequest, any Error>>
 
@@ -218,13 +218,11 @@ struct RefreshingRequestClosureTests {
         service.store(service.authentication("expired", stale: true))
         let closure = Closure.make(service, refreshTimeout: 0.2)
         holder.withLock { $0 = closure }
-        let started = Date()
         await #expect {
             try await closure.authorize(makeRequest())
         } throws: { error in
             (error as? RefreshQueueError)?.name == "refreshTimedOut"
         }
-        #expect(Date().timeIntervalSince(started) < 10)
         holder.withLock { $0 = nil }
     }
 
@@ -410,7 +408,7 @@ struct RefreshingRequestClosureTests {
     }
 }
 
-@Suite("RefreshingRequestClosure and invalidate()")
+@Suite("RefreshingRequestClosure and invalidate()", .timeLimit(.minutes(2)))
 struct InvalidationTests {
     typealias Results = Completions<Result<URLRequest, any Error>>
 
@@ -453,7 +451,7 @@ struct InvalidationTests {
     }
 }
 
-@Suite("RefreshingRequestClosure after a 401")
+@Suite("RefreshingRequestClosure after a 401", .timeLimit(.minutes(2)))
 struct ReauthorizationTests {
     typealias Results = Completions<Result<URLRequest, any Error>>
 
@@ -511,7 +509,7 @@ struct PleaseWait: RetryAfterProviding {
     var retryAfter: TimeInterval? { 120 }
 }
 
-@Suite("RefreshingRequestClosure and Retry-After")
+@Suite("RefreshingRequestClosure and Retry-After", .timeLimit(.minutes(2)))
 struct RetryAfterTests {
     @Test func noRefreshStartsBeforeTheServersRetryAfterHasPassed() async throws {
         let service = TokenService(behavior: .fail(PleaseWait()))
@@ -565,7 +563,7 @@ struct ReentrantFailure: TransportFailure, RetryAfterProviding, Reauthentication
     }
 }
 
-@Suite("RefreshingRequestClosure and user code")
+@Suite("RefreshingRequestClosure and user code", .timeLimit(.minutes(2)))
 struct ReentrantUserCodeTests {
     @Test func anErrorWhoseAnswersCallBackIntoTheClosureDoesNotDeadlockTheRefresh() async {
         let box = Protected<Closure?>(nil)

@@ -24,7 +24,7 @@ enum ProviderError: Error {
     case underlying(any Error)
 }
 
-@Suite("Moya-shaped request closure")
+@Suite("Moya-shaped request closure", .timeLimit(.minutes(2)))
 struct RequestClosureTests {
     typealias Results = Completions<Result<URLRequest, ProviderError>>
 

@@ -12,7 +12,7 @@ struct GrantRevoked: ReauthenticationRequiring {
     var requiresReauthentication: Bool { true }
 }
 
-@Suite("RefreshingRequestClosure built from a store")
+@Suite("RefreshingRequestClosure built from a store", .timeLimit(.minutes(2)))
 struct StoreBackedClosureTests {
     typealias Results = Completions<Result<URLRequest, any Error>>
 
@@ -76,7 +76,7 @@ final class ScriptedStore: AuthenticationStore, Sendable {
     }
 }
 
-@Suite("RefreshingRequestClosure built from a store, after logout and re-login")
+@Suite("RefreshingRequestClosure built from a store, after logout and re-login", .timeLimit(.minutes(2)))
 struct StoreBackedLogoutTests {
     @Test func aLogoutElsewhereIsNotUndoneByARefresh() async throws {
         let service = TokenService()
@@ -128,7 +128,7 @@ struct WrappedOffline: TransportFailure {
     var isTransportFailure: Bool { true }
 }
 
-@Suite("RefreshingRequestClosure and wrapped transport errors")
+@Suite("RefreshingRequestClosure and wrapped transport errors", .timeLimit(.minutes(2)))
 struct WrappedTransportErrorTests {
     @Test func wrappedTransportFailuresDoNotCountAgainstTheRefreshWindow() async throws {
         let service = TokenService(behavior: .fail(WrappedOffline()))
@@ -143,7 +143,7 @@ struct WrappedTransportErrorTests {
     }
 }
 
-@Suite("A refreshed token that cannot be a header value")
+@Suite("A refreshed token that cannot be a header value", .timeLimit(.minutes(2)))
 struct UnusableRefreshedTokenTests {
     @Test func itIsNotSavedNotAdoptedAndNotReportedAsASuccess() async {
         let service = TokenService(

@@ -14,7 +14,7 @@ import FoundationNetworking
 ///
 /// `REFRESH_MODEL_STEPS=N` runs more steps, `REFRESH_MODEL_SEED_OFFSET=K` other schedules;
 /// `REFRESH_MODEL_SEED=S` replays one schedule, printing its trace.
-@Suite("Refresh state machine, random schedules")
+@Suite("Refresh state machine, random schedules", .timeLimit(.minutes(2)))
 struct RefreshStateMachineModelTests {
     @Test func invariantsHoldOverAHundredThousandRandomSteps() {
         let environment = ProcessInfo.processInfo.environment

@@ -12,7 +12,7 @@ import Glibc
 import Musl
 #endif
 
-@Suite("FileAuthenticationStore")
+@Suite("FileAuthenticationStore", .timeLimit(.minutes(2)))
 struct FileAuthenticationStoreTests {
     typealias Store = FileAuthenticationStore<StoredCredentials>
 

@@ -12,7 +12,7 @@ import Musl
 #endif
 
 /// The token file against what other users, other programs and killed writers leave behind.
-@Suite("FileAuthenticationStore, hardened")
+@Suite("FileAuthenticationStore, hardened", .timeLimit(.minutes(2)))
 struct FileStoreHardeningTests {
     typealias Store = FileAuthenticationStore<StoredCredentials>
 

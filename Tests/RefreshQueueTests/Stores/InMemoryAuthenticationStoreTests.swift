@@ -4,7 +4,7 @@ import RefreshQueue
 import TestSupport
 import Testing
 
-@Suite("InMemoryAuthenticationStore")
+@Suite("InMemoryAuthenticationStore", .timeLimit(.minutes(2)))
 struct InMemoryAuthenticationStoreTests {
     @Test func aNewStoreIsEmptyOrHoldsTheGivenValue() {
         #expect(InMemoryAuthenticationStore<StoredCredentials>().load() == nil)

@@ -13,7 +13,7 @@ import Musl
 
 /// A token file that exists but cannot be read now — iOS data protection before the first unlock,
 /// permissions changed — is not a logout: the closure reports it, and nothing is saved over it.
-@Suite("A token file that cannot be read now")
+@Suite("A token file that cannot be read now", .timeLimit(.minutes(2)))
 struct UnreadableStoreTests {
     typealias Store = FileAuthenticationStore<StoredAuthentication>
 

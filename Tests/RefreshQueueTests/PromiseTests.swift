@@ -1,0 +1,118 @@
+import Dispatch
+import Foundation
+import TestSupport
+import Testing
+
+@testable import RefreshQueue
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The README's promises and defaults, each pinned, so that changing one is a deliberate act.
+@Suite("README promises and defaults", .timeLimit(.minutes(2)))
+struct PromiseTests {
+    @Test func theDefaultsAreThirtySecondsFourTimesThatFiveRefreshesInThirtySecondsAndBearer() {
+        let closure = RefreshingRequestClosure<FakeAuthentication>()
+        #expect(closure.refreshTimeout == 30)
+        #expect(closure.abandonAfter == 120)
+        #expect(closure.refreshWindow == RefreshWindow(maximumRefreshes: 5, interval: 30))
+        #expect(RefreshWindow.default == RefreshWindow(maximumRefreshes: 5, interval: 30))
+        #expect(closure.scheme == .bearer)
+        #expect(closure.origins == .all)
+        #expect(RefreshingRequestClosure<FakeAuthentication>(refreshTimeout: 2).abandonAfter == 8)
+        let client = TokenEndpointClient(tokenURL: URL(string: "https://a.test/token")!, clientID: "c")
+        #expect(client.requestTimeout == 30)
+        #expect(client.acceptedTokenTypes == ["Bearer"])
+        #expect(TokenEndpointClient.maximumRetryAfter == 86_400)
+    }
+
+    @Test func withTheDefaultWindowASixthRefreshWithinThirtySecondsIsRefused() async throws {
+        let service = TokenService()
+        let clock = ManualClock()
+        let closure = Closure(find: service.find, clock: clock.now)
+        for round in 1...5 {
+            service.store(service.authentication("expired-\(round)", stale: true))
+            closure.invalidate()
+            _ = try await closure.authorize(makeRequest())
+        }
+        service.store(service.authentication("expired-6", stale: true))
+        closure.invalidate()
+        await #expect {
+            try await closure.authorize(makeRequest())
+        } throws: { error in
+            (error as? RefreshQueueError)?.name == "excessiveRefresh"
+        }
+        clock.advance(by: 30)
+        #expect(
+            try await closure.authorize(makeRequest()).value(forHTTPHeaderField: "Authorization") == "Bearer token-6")
+    }
+
+    @Test func aFastPathCompletionIsCalledExactlyOnceBeforeAuthorizeReturns() async throws {
+        let service = TokenService()
+        service.store(service.authentication("valid"))
+        let closure = Closure.make(service)
+        _ = try await closure.authorize(makeRequest())
+        let calls = Protected([Int](repeating: 0, count: 1_000))
+        DispatchQueue.concurrentPerform(iterations: 1_000) { index in
+            closure.authorize(makeRequest()) { _ in calls.withLock { $0[index] += 1 } }
+            #expect(calls.withLock { $0[index] } == 1)
+        }
+        #expect(calls.current.allSatisfy { $0 == 1 })
+    }
+
+    @Test(arguments: [7_200.0, 864_000.0])
+    func aRetryAfterIsHonouredUpToADay(retryAfter: TimeInterval) async throws {
+        let service = TokenService(behavior: .fail(TokenEndpointRetryAfter(seconds: retryAfter)))
+        service.store(service.authentication("expired", stale: true))
+        let clock = ManualClock()
+        let closure = Closure.make(service, refreshWindow: .unlimited, clock: clock)
+        await #expect(throws: RefreshQueueError.self) { try await closure.authorize(makeRequest()) }
+        // Until the server's time (a day at most), no refresh: the same error at once.
+        clock.advance(by: min(retryAfter, 86_400) - 1)
+        await #expect(throws: RefreshQueueError.self) { try await closure.authorize(makeRequest()) }
+        #expect(service.refreshCount == 1)
+        clock.advance(by: 2)
+        service.setBehavior(.succeed)
+        _ = try await closure.authorize(makeRequest())
+        #expect(service.refreshCount == 2)
+    }
+
+    @Test func anOAuth2ErrorTellsTheClosureItsRetryAfterAndThatItIsATransportFailure() async throws {
+        let throttled = TokenService(behavior: .fail(OAuth2Error.server(status: 503, retryAfter: 60)))
+        throttled.store(throttled.authentication("expired", stale: true))
+        let clock = ManualClock()
+        let closure = Closure.make(throttled, refreshWindow: .unlimited, clock: clock)
+        for _ in 0..<3 { _ = try? await closure.authorize(makeRequest()) }
+        #expect(throttled.refreshCount == 1)
+
+        let offline = TokenService(behavior: .fail(OAuth2Error.transport(URLError(.notConnectedToInternet))))
+        offline.store(offline.authentication("expired", stale: true))
+        let window = Closure.make(offline, refreshWindow: RefreshWindow(maximumRefreshes: 2, interval: 30))
+        for _ in 0..<6 { _ = try? await window.authorize(makeRequest()) }
+        #expect(offline.refreshCount == 6)
+    }
+
+    @Test func afterInvalidGrantLaterRequestsFailWithNotAuthenticatedUntilANewLoginIsSaved() async throws {
+        let service = TokenService(behavior: .fail(GrantRevoked()))
+        let store = InMemoryAuthenticationStore(service.authentication("expired", stale: true))
+        let closure = Closure(store: store)
+        _ = try? await closure.authorize(makeRequest())
+        for _ in 0..<3 {
+            await #expect {
+                try await closure.authorize(makeRequest())
+            } throws: { error in
+                (error as? RefreshQueueError)?.name == "notAuthenticated"
+            }
+        }
+        try store.save(service.authentication("new-login"))
+        #expect(
+            try await closure.authorize(makeRequest()).value(forHTTPHeaderField: "Authorization") == "Bearer new-login")
+    }
+}
+
+/// A throttled answer with `Retry-After`, as `OAuth2Error` would carry it.
+struct TokenEndpointRetryAfter: RetryAfterProviding {
+    let seconds: TimeInterval
+    var retryAfter: TimeInterval? { seconds }
+}
