@@ -150,11 +150,14 @@ struct RefreshAheadTests {
         async throws
     {
         let service = TokenService()
-        // The token endpoint takes 2 s.
+        // The token endpoint takes 2 s, and longer if the machine is slow to send the 200 requests:
+        // it answers once both the 2 s have passed and the test has sent them.
+        let sent = DispatchSemaphore(value: 0)
         service.setBehavior(
             .custom { _ in
                 Future { complete in
                     DispatchQueue.global().asyncAfter(deadline: .now() + 2) {
+                        sent.wait()
                         complete(.success(service.authentication("refreshed")))
                     }
                 }
@@ -181,6 +184,7 @@ struct RefreshAheadTests {
         #expect(results.count == 200)
         #expect(results.results.values.allSatisfy { $0.authorization == "Bearer current" })
         #expect(service.refreshCount == 1)
+        sent.signal()
 
         await events.wait(forEventStartingWith: "refresh succeeded")
         let next = try await closure.authorize(makeRequest())

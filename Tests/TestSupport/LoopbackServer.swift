@@ -37,10 +37,17 @@ public final class LoopbackServer: @unchecked Sendable {
         case hugeChunked(bytes: Int)
         /// A 200 announcing 1,000 bytes, then one byte every `interval` seconds.
         case drip(interval: TimeInterval)
+        /// The head and half of a body whose `Content-Length` promises it all, then a close.
+        case cutShort(status: Int, body: Data)
+        /// The connection is reset without an answer.
+        case reset
+        /// No answer, ever (until the server stops).
+        case hang
     }
 
     private let lock = NSLock()
     private var recorded: [Request] = []
+    private var open: Set<Int32> = []
     private let respond: @Sendable (Request) -> Reply
     private let listener: Int32
     private var stopped = false
@@ -96,9 +103,12 @@ public final class LoopbackServer: @unchecked Sendable {
     public func stop() {
         lock.lock()
         stopped = true
+        let connections = open
         lock.unlock()
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
+        // Hanging answers end with the server.
+        for connection in connections { shutdown(connection, Int32(SHUT_RDWR)) }
     }
 
     private func acceptLoop() {
@@ -117,7 +127,15 @@ public final class LoopbackServer: @unchecked Sendable {
     }
 
     private func serve(_ connection: Int32) {
-        defer { close(connection) }
+        lock.lock()
+        open.insert(connection)
+        lock.unlock()
+        defer {
+            lock.lock()
+            open.remove(connection)
+            lock.unlock()
+            close(connection)
+        }
         #if canImport(Darwin)
         // A client that hangs up mid-answer must not kill the test process with SIGPIPE.
         var noSignal: Int32 = 1
@@ -151,6 +169,18 @@ public final class LoopbackServer: @unchecked Sendable {
                 guard transmit(chunk, to: connection) else { return }
             }
             transmit(Data("0\r\n\r\n".utf8), to: connection)
+        case .cutShort(let status, let body):
+            let head =
+                "HTTP/1.1 \(status) Cut\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n"
+            transmit(Data(head.utf8) + body.prefix(body.count / 2), to: connection)
+        case .reset:
+            // SO_LINGER with a zero timeout: close sends RST.
+            var noLinger = linger(l_onoff: 1, l_linger: 0)
+            setsockopt(connection, SOL_SOCKET, SO_LINGER, &noLinger, socklen_t(MemoryLayout<linger>.size))
+        case .hang:
+            var byte: UInt8 = 0
+            // Returns when the client gives up or the server stops.
+            _ = recv(connection, &byte, 1, 0)
         case .drip(let interval):
             let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
             guard transmit(Data(head.utf8), to: connection) else { return }
