@@ -26,6 +26,9 @@ public struct Counters: Sendable, Equatable {
     public var faultsInjected: Int
     /// Requests (token endpoint and Web API) answered 429 by the `rateLimit` knob.
     public var rateLimited: Int
+    /// Refresh grants that presented a rotated-away refresh token within
+    /// `refreshTokenReuseInterval` and were accepted (also counted in `refreshTokenGrants`).
+    public var reuseIntervalRefreshes: Int
 
     /// Creates a snapshot; every field defaults to zero so a test can spell out only what it
     /// expects, e.g. `Counters(refreshTokenGrants: 1, tokenRequests: 1)`.
@@ -37,7 +40,8 @@ public struct Counters: Sendable, Equatable {
         reuseDetections: Int = 0,
         liveConnections: Int = 0,
         faultsInjected: Int = 0,
-        rateLimited: Int = 0
+        rateLimited: Int = 0,
+        reuseIntervalRefreshes: Int = 0
     ) {
         self.authorizationCodeGrants = authorizationCodeGrants
         self.refreshTokenGrants = refreshTokenGrants
@@ -47,5 +51,6 @@ public struct Counters: Sendable, Equatable {
         self.liveConnections = liveConnections
         self.faultsInjected = faultsInjected
         self.rateLimited = rateLimited
+        self.reuseIntervalRefreshes = reuseIntervalRefreshes
     }
 }

@@ -177,6 +177,32 @@ public final class SpotifyStub: Sendable {
         set { state.withLock { $0.singleUseRefreshTokens = newValue } }
     }
 
+    /// Seconds during which a refresh token that a rotation just replaced is still accepted, as
+    /// Auth0's "reuse interval" and Okta's "grace period" allow. Default 0 (strict rotation).
+    /// Presenting it then is not a replay: it rotates again (the token the first rotation issued
+    /// is replaced too) and is counted in `Counters.reuseIntervalRefreshes`. So a client killed
+    /// after the server rotated, before it could save the new token, does not log everyone out.
+    public var refreshTokenReuseInterval: TimeInterval {
+        get { state.withLock { $0.refreshTokenReuseInterval } }
+        set { state.withLock { $0.refreshTokenReuseInterval = StubState.sanitizedDuration(newValue) } }
+    }
+
+    /// Whether a token request is processed the moment it arrives, tokens issued and rotated
+    /// before `tokenLatency` is waited out, rather than after it (the default, `false`). With it
+    /// on, a client that gives up or dies while waiting for the answer has already spent its
+    /// refresh token: rotation on receipt.
+    public var processesTokenRequestsOnArrival: Bool {
+        get { state.withLock { $0.processesTokenRequestsOnArrival } }
+        set { state.withLock { $0.processesTokenRequestsOnArrival = newValue } }
+    }
+
+    /// Faults for token requests drawn at random (after any queued by `injectFaults`), or `nil`
+    /// (the default) for none. Setting it restarts its generator from its seed.
+    public var randomFaults: RandomFaults? {
+        get { state.withLock { $0.randomFaults } }
+        set { state.withLock { $0.randomFaults = newValue } }
+    }
+
     /// How a wrong client id or secret is refused. Default ``InvalidClientAnswer/badRequest``:
     /// `400` with JSON `invalid_client`, as Spotify does.
     public var invalidClientAnswer: InvalidClientAnswer {

@@ -14,6 +14,22 @@ extension SpotifyStub {
         }
     }
 
+    /// Faults injected at random: each token request that no queued fault applies to gets, with
+    /// `probability`, one of `faults` (picked uniformly). The draws come from a generator seeded
+    /// with `seed`, so a run can be replayed (as far as the order of requests is the same).
+    public struct RandomFaults: Sendable, Equatable {
+        public var probability: Double
+        public var faults: [Fault]
+        public var seed: UInt64
+
+        /// Creates a distribution; `probability` is clamped to 0...1.
+        public init(probability: Double, faults: [Fault], seed: UInt64 = 1) {
+            self.probability = probability.isFinite ? min(max(probability, 0), 1) : 0
+            self.faults = faults
+            self.seed = seed
+        }
+    }
+
     /// How the token endpoint refuses a client's credentials.
     public enum InvalidClientAnswer: Sendable, Equatable {
         /// `400` with `{"error":"invalid_client",…}`, as Spotify answers (the default).
@@ -37,5 +53,27 @@ struct RateWindow {
         }
         count += 1
         return count <= limit.requestsPerSecond
+    }
+}
+
+/// A small seeded generator (SplitMix64), so that random faults can be replayed.
+struct SplitMix64 {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A number in 0..<1.
+    mutating func nextUnit() -> Double {
+        Double(next() >> 11) / Double(1 << 53)
     }
 }

@@ -18,6 +18,16 @@ struct StubState {
     /// Whether refresh tokens are single use: rotated on every refresh, a reused one refused with
     /// "Refresh token revoked".
     var singleUseRefreshTokens = false
+    /// Seconds a rotated-away refresh token is still accepted.
+    var refreshTokenReuseInterval: Double = 0
+    /// Whether a token request is processed when it arrives (and only its answer waits out
+    /// `tokenLatency`) rather than after the latency.
+    var processesTokenRequestsOnArrival = false
+    /// Faults drawn at random for token requests no queued fault applies to.
+    var randomFaults: SpotifyStub.RandomFaults? {
+        didSet { random = SplitMix64(seed: randomFaults?.seed ?? 0) }
+    }
+    var random = SplitMix64(seed: 0)
     /// How bad client credentials are answered.
     var invalidClientAnswer = SpotifyStub.InvalidClientAnswer.badRequest
     /// Throttling of the token endpoint and the Web API, each counted on its own.
@@ -34,8 +44,18 @@ struct StubState {
             accessTokenLifetime: accessTokenLifetime,
             rotatesRefreshTokens: rotatesRefreshTokens || singleUseRefreshTokens,
             detectsRefreshTokenReuse: detectsRefreshTokenReuse,
-            singleUseRefreshTokens: singleUseRefreshTokens
+            singleUseRefreshTokens: singleUseRefreshTokens,
+            reuseInterval: refreshTokenReuseInterval
         )
+    }
+
+    /// The fault for the next token request: a queued one, else one drawn from `randomFaults`.
+    mutating func nextFault() -> Fault? {
+        if let queued = faults.next() { return queued }
+        guard let randomFaults, !randomFaults.faults.isEmpty,
+            random.nextUnit() < randomFaults.probability
+        else { return nil }
+        return randomFaults.faults[Int(random.next() % UInt64(randomFaults.faults.count))]
     }
 
     /// Brings a durations set through the public API into the range the stub can honour: no

@@ -32,23 +32,27 @@ struct TokenEndpoint {
         }
         // Count and pick the fault on arrival so that tests see a refresh in flight and faults
         // apply to requests in the order they reached the server.
-        let (fault, latency, throttled) = state.withLock { state -> (Fault?, Double, Int?) in
+        let (fault, latency, throttled, onArrival) = state.withLock { state -> (Fault?, Double, Int?, Bool) in
             state.counters.tokenRequests += 1
             if let limit = state.rateLimit, !state.tokenRate.admit(now: MonotonicClock.now(), limit: limit) {
                 state.counters.rateLimited += 1
-                return (nil, 0, limit.retryAfter)
+                return (nil, 0, limit.retryAfter, false)
             }
-            let fault = state.faults.next()
+            let fault = state.nextFault()
             if fault != nil {
                 state.counters.faultsInjected += 1
             }
-            return (fault, state.tokenLatency, nil)
+            return (fault, state.tokenLatency, nil, state.processesTokenRequestsOnArrival)
         }
         if let retryAfter = throttled {
             return .immediately(.respond(TokenEndpoint.tooManyRequests(retryAfter: retryAfter)))
         }
         if fault == .hang {
             return .immediately(.hang)
+        }
+        if onArrival, fault == nil, latency > 0 {
+            let response = process(request)
+            return .after(seconds: latency, produce: { .respond(response) })
         }
         let produce: () -> Outcome = {
             if let fault {
@@ -127,8 +131,9 @@ struct TokenEndpoint {
                     now: MonotonicClock.now()
                 )
                 switch result {
-                case .success:
+                case .success(let issued):
                     state.counters.refreshTokenGrants += 1
+                    if issued.withinReuseInterval { state.counters.reuseIntervalRefreshes += 1 }
                 case .failure(let error) where error.isReuse:
                     state.counters.reuseDetections += 1
                 case .failure:

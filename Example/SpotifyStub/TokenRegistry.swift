@@ -14,6 +14,8 @@ struct TokenRegistry {
         var rotatesRefreshTokens: Bool
         var detectsRefreshTokenReuse: Bool
         var singleUseRefreshTokens = false
+        /// Seconds during which a refresh token just rotated away is still accepted.
+        var reuseInterval: Double = 0
     }
 
     /// What a successful grant hands out.
@@ -23,6 +25,8 @@ struct TokenRegistry {
         /// `nil` when the grant keeps the client's current refresh token.
         var refreshToken: String?
         var scope: String
+        /// True when the refresh token presented had been rotated away, within the reuse interval.
+        var withinReuseInterval = false
     }
 
     /// Why a grant was refused; becomes `invalid_grant` with this description (or
@@ -49,6 +53,8 @@ struct TokenRegistry {
         var isRevoked = false
         /// Authorized with PKCE: a public client (no secret) may refresh it.
         var isPublic = false
+        /// The one refresh token of the family that is not rotated away, if rotation issued any.
+        var currentRefreshToken: String?
     }
 
     private struct PendingCode {
@@ -65,6 +71,8 @@ struct TokenRegistry {
         var clientID: String
         /// False once a rotation replaced it; presenting it then is a replay.
         var isCurrent: Bool
+        /// When a rotation replaced it.
+        var rotatedAt: Double?
     }
 
     private struct AccessTokenRecord {
@@ -130,8 +138,10 @@ struct TokenRegistry {
         codes[code] = nil
         let family = nextFamily
         nextFamily += 1
-        families[family] = Family(clientID: clientID, scope: pending.scope, isPublic: pending.codeChallenge != nil)
         let refreshToken = RandomToken.refreshToken()
+        families[family] = Family(
+            clientID: clientID, scope: pending.scope, isPublic: pending.codeChallenge != nil,
+            currentRefreshToken: refreshToken)
         refreshTokens[refreshToken] = RefreshTokenRecord(family: family, clientID: clientID, isCurrent: true)
         let accessToken = issueAccessToken(family: family, lifetime: policy.accessTokenLifetime, now: now)
         return .success(
@@ -148,6 +158,10 @@ struct TokenRegistry {
 
     /// Processes a refresh grant (RFC 6749 §6), rotating and detecting replays per `policy`. A
     /// client without a secret (`isPublicClient`) may refresh only what it got through PKCE.
+    ///
+    /// Within `policy.reuseInterval` of its rotation, a rotated-away refresh token is accepted as
+    /// if it were current (as Auth0's reuse interval and Okta's grace period do): the family gets
+    /// a new current refresh token, and the one issued by the rotation is rotated away in turn.
     mutating func refresh(
         _ token: String, clientID: String, isPublicClient: Bool = false, policy: Policy, now: Double
     ) -> Result<Issued, GrantError> {
@@ -158,7 +172,10 @@ struct TokenRegistry {
         if isPublicClient && !family.isPublic {
             return .failure(GrantError(description: "Client authentication required", needsClientAuthentication: true))
         }
-        if !record.isCurrent {
+        let withinReuseInterval =
+            !record.isCurrent && !policy.singleUseRefreshTokens
+            && record.rotatedAt.map { now - $0 < policy.reuseInterval } == true
+        if !record.isCurrent && !withinReuseInterval {
             if policy.singleUseRefreshTokens {
                 return .failure(GrantError(description: "Refresh token revoked", isReuse: true))
             }
@@ -175,8 +192,13 @@ struct TokenRegistry {
         var newRefreshToken: String?
         if policy.rotatesRefreshTokens {
             let replacement = RandomToken.refreshToken()
-            refreshTokens[token]?.isCurrent = false
+            for rotated in [token, family.currentRefreshToken].compactMap({ $0 })
+            where refreshTokens[rotated]?.isCurrent == true {
+                refreshTokens[rotated]?.isCurrent = false
+                refreshTokens[rotated]?.rotatedAt = now
+            }
             refreshTokens[replacement] = RefreshTokenRecord(family: record.family, clientID: clientID, isCurrent: true)
+            families[record.family]?.currentRefreshToken = replacement
             newRefreshToken = replacement
         }
         let accessToken = issueAccessToken(family: record.family, lifetime: policy.accessTokenLifetime, now: now)
@@ -185,7 +207,8 @@ struct TokenRegistry {
                 accessToken: accessToken,
                 lifetime: policy.accessTokenLifetime,
                 refreshToken: newRefreshToken,
-                scope: family.scope
+                scope: family.scope,
+                withinReuseInterval: withinReuseInterval
             )
         )
     }

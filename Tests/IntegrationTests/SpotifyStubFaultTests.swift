@@ -237,4 +237,45 @@ struct SpotifyStubFaultTests {
 
         #expect(me.status == 401)
     }
+
+    @Test func randomFaultsHitTheirShareOfTokenRequestsAndReplayFromTheirSeed() async throws {
+        let faults: [Fault] = [.internalServerError, .serviceUnavailable(retryAfter: 0), .malformedJSON]
+        var statusesPerRun: [[Int]] = []
+        for _ in 0..<2 {
+            let stub = try StubHarness.startedStub()
+            defer { stub.stop() }
+            let session = StubHarness.makeSession()
+            defer { session.invalidateAndCancel() }
+            let refreshToken = try #require(try await StubHarness.login(stub, session: session).refreshToken)
+            stub.randomFaults = SpotifyStub.RandomFaults(probability: 0.3, faults: faults, seed: 42)
+            var statuses: [Int] = []
+            for _ in 0..<200 {
+                let exchange = try await StubHarness.refresh(stub, refreshToken, session: session)
+                // A 200 without a token is the malformed answer: -1.
+                statuses.append(exchange.status == 200 && exchange.json?["access_token"] == nil ? -1 : exchange.status)
+            }
+            let counters = stub.counters
+            #expect(counters.faultsInjected == statuses.count { $0 != 200 })
+            #expect(counters.refreshTokenGrants == statuses.count { $0 == 200 })
+            #expect((30...90).contains(counters.faultsInjected), "\(counters.faultsInjected) of 200")
+            #expect(Set(statuses) == [200, 500, 503, -1])
+            statusesPerRun.append(statuses)
+        }
+        #expect(statusesPerRun[0] == statusesPerRun[1])
+    }
+
+    @Test func queuedFaultsComeBeforeRandomOnesAndProbabilityZeroInjectsNone() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let session = StubHarness.makeSession()
+        defer { session.invalidateAndCancel() }
+        let refreshToken = try #require(try await StubHarness.login(stub, session: session).refreshToken)
+        stub.randomFaults = SpotifyStub.RandomFaults(probability: 1, faults: [.internalServerError])
+        stub.injectFaults(.invalidGrant)
+        #expect(try await StubHarness.refresh(stub, refreshToken, session: session).status == 400)
+        #expect(try await StubHarness.refresh(stub, refreshToken, session: session).status == 500)
+        stub.randomFaults = SpotifyStub.RandomFaults(probability: 0, faults: [.internalServerError])
+        #expect(try await StubHarness.refresh(stub, refreshToken, session: session).status == 200)
+        #expect(stub.counters.faultsInjected == 2)
+    }
 }

@@ -89,4 +89,75 @@ struct SpotifyStubRotationTests {
         let otherRefresh = try await StubHarness.refresh(stub, try #require(bystander.refreshToken), session: session)
         #expect(otherRefresh.status == 200)
     }
+
+    @Test func withinTheReuseIntervalARotatedRefreshTokenRotatesAgainInsteadOfRevoking() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        stub.rotatesRefreshTokens = true
+        stub.refreshTokenReuseInterval = 3600
+        let session = StubHarness.makeSession()
+        defer { session.invalidateAndCancel() }
+        let login = try await StubHarness.login(stub, session: session)
+        let first = try #require(login.refreshToken)
+        // The answer to this rotation is lost (its client died before saving it)...
+        let lost = try StubHarness.tokens(from: try await StubHarness.refresh(stub, first, session: session))
+        // ...so the previous refresh token is presented again, within the interval.
+        let again = try StubHarness.tokens(from: try await StubHarness.refresh(stub, first, session: session))
+        let third = try #require(again.refreshToken)
+
+        #expect(stub.counters.reuseDetections == 0)
+        #expect(stub.counters.reuseIntervalRefreshes == 1)
+        #expect(stub.counters.refreshTokenGrants == 2)
+        #expect(
+            try await StubHarness.get("/v1/me", on: stub, session: session, bearer: again.accessToken).status == 200)
+        // The family has one current refresh token: the lost one was rotated away in turn.
+        stub.refreshTokenReuseInterval = 0
+        let replayOfLost = try await StubHarness.refresh(stub, try #require(lost.refreshToken), session: session)
+        #expect(replayOfLost.status == 400)
+        #expect(stub.counters.reuseDetections == 1)
+        // Which revokes the family, the current refresh token included.
+        #expect(try await StubHarness.refresh(stub, third, session: session).status == 400)
+    }
+
+    @Test func pastTheReuseIntervalARotatedRefreshTokenIsAReplay() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        stub.rotatesRefreshTokens = true
+        stub.refreshTokenReuseInterval = 3600
+        let session = StubHarness.makeSession()
+        defer { session.invalidateAndCancel() }
+        let login = try await StubHarness.login(stub, session: session)
+        let first = try #require(login.refreshToken)
+        let rotated = try StubHarness.tokens(from: try await StubHarness.refresh(stub, first, session: session))
+        stub.refreshTokenReuseInterval = 0
+
+        let replay = try await StubHarness.refresh(stub, first, session: session)
+
+        #expect(replay.status == 400)
+        #expect(replay.json?["error"] as? String == "invalid_grant")
+        #expect(stub.counters.reuseDetections == 1)
+        #expect(stub.counters.reuseIntervalRefreshes == 0)
+        let afterRevocation = try await StubHarness.refresh(stub, try #require(rotated.refreshToken), session: session)
+        #expect(afterRevocation.status == 400)
+    }
+
+    @Test func onArrivalTheRefreshTokenIsSpentBeforeTheAnswerIsSent() async throws {
+        for onArrival in [true, false] {
+            let stub = try StubHarness.startedStub()
+            defer { stub.stop() }
+            stub.rotatesRefreshTokens = true
+            stub.processesTokenRequestsOnArrival = onArrival
+            let session = StubHarness.makeSession()
+            defer { session.invalidateAndCancel() }
+            let login = try await StubHarness.login(stub, session: session)
+            stub.tokenLatency = 30
+            // The client gives up long before the answer.
+            let impatient = StubHarness.makeSession(timeout: 0.3)
+            defer { impatient.invalidateAndCancel() }
+            await #expect(throws: (any Error).self) {
+                _ = try await StubHarness.refresh(stub, try #require(login.refreshToken), session: impatient)
+            }
+            #expect(stub.counters.refreshTokenGrants == (onArrival ? 1 : 0), "on arrival: \(onArrival)")
+        }
+    }
 }
