@@ -121,6 +121,55 @@ struct StoreBackedLogoutTests {
         #expect(handlerCalls.current == 1)
         #expect(store.load() == nil)
     }
+
+    @Test func aSessionEndedInAnotherProcessCallsTheHandlerOnceHereToo() async throws {
+        let service = TokenService(behavior: .fail(GrantRevoked()))
+        let store = InMemoryAuthenticationStore(service.authentication("expired", stale: true))
+        let calls = (Protected(0), Protected(0))
+        // Two closures on one store, as two processes on one token file.
+        let first = Closure(store: store, onReauthenticationRequired: { _ in calls.0.withLock { $0 += 1 } })
+        let second = Closure(store: store, onReauthenticationRequired: { _ in calls.1.withLock { $0 += 1 } })
+        // Both hold the expired token (the second loaded it earlier); the first's refresh is
+        // refused and empties the store.
+        second.adopt(try #require(store.load()))
+        _ = try? await first.authorize(makeRequest())
+        var errors: [RefreshQueueError?] = []
+        for _ in 0..<5 {
+            do {
+                _ = try await second.authorize(makeRequest())
+                errors.append(nil)
+            } catch {
+                errors.append(error as? RefreshQueueError)
+            }
+        }
+        #expect(service.refreshCount == 1)
+        #expect(calls.0.current == 1)
+        #expect(calls.1.current == 1, "the second closure's user must log in again too")
+        #expect(errors.allSatisfy { $0?.requiresReauthentication == true })
+    }
+
+    @Test func aRefusedRefreshAheadAndTheRefreshThatFindsTheStoreEmptyCallTheHandlerOnce() async throws {
+        let service = TokenService(behavior: .fail(GrantRevoked()))
+        var ageing = service.authentication("ageing")
+        ageing.isRefreshRecommended = true
+        let store = InMemoryAuthenticationStore(ageing)
+        let calls = Protected(0)
+        let closure = Closure(store: store, onReauthenticationRequired: { _ in calls.withLock { $0 += 1 } })
+        await #expect(throws: (any Error).self) { try await closure.refreshIfNeeded() }
+        #expect(calls.current == 1)
+        #expect(store.load() == nil)
+        // The token still signs requests until it needs a refresh, which finds the store emptied.
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer ageing")
+        closure.adopt(service.authentication("ageing", stale: true))
+        await #expect {
+            try await closure.authorize(makeRequest())
+        } throws: { error in
+            (error as? RefreshQueueError)?.requiresReauthentication == true
+        }
+        #expect(service.refreshCount == 1)
+        #expect(calls.current == 1)
+    }
 }
 
 /// A failure that wraps a network error, as `OAuth2Error.transport` does.

@@ -9,8 +9,10 @@ import Foundation
 /// 1. take the lock, waiting at most half of the closure's `abandonAfter` (another process holds
 ///    it for at most that long, so that a refresh finishing within `refreshTimeout` over there is
 ///    always waited for here);
-/// 2. load what is stored. Nothing stored means the user logged out (here or in another
-///    process): fail with ``RefreshQueueError/notAuthenticated`` rather than log them back in.
+/// 2. load what is stored. Nothing stored means the session ended in another process (a logout
+///    there, or a refresh there that the server refused): fail with
+///    ``RefreshQueueError/notAuthenticated`` rather than log the user back in, and call
+///    `onReauthenticationRequired`, since this process's user must log in again too.
 ///    If another process has refreshed meanwhile (the stored access token differs from the one
 ///    held here, is still fresh, and is not one this process replaced itself), adopt it;
 /// 3. otherwise refresh the newest of the two (the stored one has the newest refresh token should
@@ -22,10 +24,13 @@ import Foundation
 /// The lock is held until the refresh has ended, so no other process can send the same refresh
 /// token meanwhile, or until the closure abandons the refresh (`abandonAfter` after it started):
 /// the same limit, so that a new refresh may start only when no other is still under way. The
-/// built-in OAuth 2.0 refresh ends its token request before that. A refresh that fails with an error that requires
-/// re-authentication (`invalid_grant`) removes the stored authentication (if it is still the
-/// one refreshed) and calls `onReauthenticationRequired` once for that failure, after the lock
-/// is released.
+/// built-in OAuth 2.0 refresh ends its token request before that.
+///
+/// A refresh that fails with an error that requires re-authentication (`invalid_grant`) removes
+/// the stored authentication (if it is still the one refreshed) and calls
+/// `onReauthenticationRequired`, after the lock is released. It is called once per ended session:
+/// not again for a session it was called for already (say, a refresh ahead refused, then the
+/// refresh that finds the store emptied by it).
 struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
     /// What the store holds; throws when it holds something it cannot read now.
     let load: @Sendable () throws -> Authentication?
@@ -43,6 +48,8 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
     /// Access tokens this process refreshed away: a store still holding one of them missed a save,
     /// and its refresh token may already have been used.
     private let superseded = Locked<[String]>([])
+    /// Access tokens of sessions whose end was reported to `onReauthenticationRequired`.
+    private let ended = Locked<[String]>([])
 
     /// Refreshes through `store`, whose values `decode` turns into authentications and `encode`
     /// back; save failures are reported as ``RefreshEvent/saveFailed(_:)``.
@@ -126,6 +133,7 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         }
         guard let stored = found else {
             release.unlock()
+            reportSessionEnded(RefreshQueueError.notAuthenticated, accessTokens: [held.accessToken])
             complete(.failure(RefreshQueueError.notAuthenticated))
             return
         }
@@ -185,7 +193,7 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
                     }
                 }
                 owned?.unlock()
-                if reauthenticate { onReauthenticationRequired?(error) }
+                if reauthenticate { reportSessionEnded(error, accessTokens: [held.accessToken, baseToken]) }
             }
             complete(result)
         }
@@ -216,6 +224,18 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         } catch {
             onSaveFailure(error)
         }
+    }
+
+    /// Calls `onReauthenticationRequired` with `error`, unless it was called already for the
+    /// session one of `accessTokens` belongs to.
+    private func reportSessionEnded(_ error: any Error, accessTokens: [String]) {
+        let first = ended.withLock { ended in
+            guard !accessTokens.contains(where: ended.contains) else { return false }
+            ended.append(contentsOf: accessTokens)
+            if ended.count > 16 { ended.removeFirst(ended.count - 16) }
+            return true
+        }
+        if first { onReauthenticationRequired?(error) }
     }
 
     private static func requiresReauthentication(_ error: any Error) -> Bool {
