@@ -107,14 +107,22 @@ struct SpotifyFidelityTests {
         stub.rateLimit = SpotifyStub.RateLimit(requestsPerSecond: 2, retryAfter: 7)
         var statuses: [Int] = []
         var retryAfter: String?
+        let started = ProcessInfo.processInfo.systemUptime
         for _ in 0..<4 {
             let exchange = try await StubHarness.get("/v1/me", on: stub, session: session, bearer: tokens.accessToken)
             statuses.append(exchange.status)
             if exchange.status == 429 { retryAfter = exchange.header("Retry-After") }
         }
-        #expect(statuses.filter { $0 == 200 }.count == 2 && statuses.filter { $0 == 429 }.count == 2)
-        #expect(retryAfter == "7")
-        #expect(stub.counters.rateLimited == 2)
+        // The window is one second long; on a loaded machine four requests may straddle two
+        // windows, so the exact split is checked only when they fitted in one (the counting
+        // itself is checked with injected times in StubRateWindowTests).
+        if ProcessInfo.processInfo.systemUptime - started < 0.9 {
+            #expect(statuses.filter { $0 == 200 }.count == 2 && statuses.filter { $0 == 429 }.count == 2)
+            #expect(stub.counters.rateLimited == 2)
+        }
+        #expect(Array(statuses.prefix(2)) == [200, 200])
+        #expect(retryAfter == nil || retryAfter == "7")
+        #expect(stub.counters.rateLimited == statuses.filter { $0 == 429 }.count)
     }
 
     @Test func aReusedSingleUseRefreshTokenSendsThatClosureToTheReLoginPathOnce() async throws {
