@@ -34,6 +34,18 @@ let package = Package(
             dependencies: ["RefreshQueue", "SpotifyStub"],
             path: "Benchmarks"
         ),
+        // The requests of the soak and crash-kill tests, run in the test process and in workers.
+        .target(
+            name: "Workload",
+            dependencies: ["RefreshQueue"],
+            path: "Tests/Workload"
+        ),
+        // A child process of the soak and crash-kill tests: one closure on a shared token file.
+        .executableTarget(
+            name: "RefreshWorker",
+            dependencies: ["RefreshQueue", "SpotifyStub", "Workload"],
+            path: "Tests/RefreshWorker"
+        ),
         // Test traits shared by both test targets.
         .target(
             name: "TestSupport",
@@ -46,7 +58,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["RefreshQueue", "SpotifyStub", "TestSupport"],
+            dependencies: ["RefreshQueue", "SpotifyStub", "TestSupport", "Workload"],
             path: "Tests/IntegrationTests"
         ),
     ],

@@ -3,6 +3,7 @@ import RefreshQueue
 import SpotifyStub
 import TestSupport
 import Testing
+import Workload
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -109,7 +109,7 @@ struct SharedTokenFileTests {
     }
 
     @Test(.exclusive) func fourProcessesWithTwoHundredRequestsEachRefreshOnceBetweenThem() async throws {
-        let example = try #require(ExampleBinary.url, "build the Example first: swift build --product Example")
+        let example = try #require(BuiltExecutable.url(named: "Example"), "build it first: swift build")
         let fixture = try await Fixture()
         defer { fixture.tearDown() }
         let processes = try (1...4).map { index in
@@ -159,18 +159,6 @@ struct SharedTokenFileTests {
         #expect(calls.value == 1)
         #expect(fixture.store.load() == nil)
         #expect(!FileManager.default.fileExists(atPath: fixture.store.fileURL.path))
-    }
-}
-
-/// The `Example` executable, built next to the tests by `swift test`.
-enum ExampleBinary {
-    static var url: URL? {
-        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [directory, directory.deletingLastPathComponent()] {
-            let url = candidate.appendingPathComponent("Example")
-            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-        }
-        return nil
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import SpotifyStub
 import Testing
+import Workload
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -293,4 +294,10 @@ enum StubHarness {
         }
         return condition()
     }
+}
+
+extension StubHarness {
+    typealias RawClient = RawHTTPClient
+    typealias RawResponse = RawHTTPResponse
+    typealias RawClientError = RawHTTPClientError
 }

@@ -1,0 +1,54 @@
+import Foundation
+import RefreshQueue
+import SpotifyStub
+import Workload
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension Workload {
+    /// `GET /v1/me` through a closure of its own on the shared token file, as the example client.
+    init(options: WorkerOptions, tally: Tally, onReauthenticationRequired: @escaping @Sendable (any Error) -> Void)
+        throws
+    {
+        let example = SpotifyStub.Client.example
+        let client = TokenEndpointClient(
+            tokenURL: options.baseURL.appendingPathComponent("api/token"), clientID: example.id,
+            clientSecret: example.secret, requestTimeout: options.requestTimeout)
+        let closure = RefreshingRequestClosure(
+            client: client, store: try FileAuthenticationStore<OAuth2Token>(fileURL: options.tokenFile),
+            refreshTimeout: options.refreshTimeout, refreshWindow: .unlimited,
+            requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true },
+            onReauthenticationRequired: onReauthenticationRequired)
+        self.init(closure: closure, url: options.baseURL.appendingPathComponent("v1/me"), tally: tally)
+    }
+}
+
+/// Writes a line to standard output at once (the parent reads it while this process runs).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// A value shared between the worker's loops.
+final class Shared<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+
+    init(_ value: Value) {
+        stored = value
+    }
+
+    var value: Value {
+        lock.lock()
+        defer { lock.unlock() }
+        return stored
+    }
+
+    /// Changes the value and returns what `change` returns.
+    func update<Result>(_ change: (inout Value) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return change(&stored)
+    }
+}
