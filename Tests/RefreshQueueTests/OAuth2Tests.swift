@@ -271,6 +271,19 @@ struct HostileTokenEndpointTests {
         }
     }
 
+    @Test func aTokenTypeThatEchoesASecretIsRedactedEvenWithControlCharactersInside() {
+        for echoed in ["rt-12345", "rt-12\\u007f345", "rt-\\u000012345"] {
+            #expect {
+                try TokenResponse.token(
+                    from: Data(#"{"access_token":"at","token_type":"\#(echoed)"}"#.utf8), receivedAt: received,
+                    previous: nil, secrets: ["rt-12345"])
+            } throws: { error in
+                guard case OAuth2Error.unsupportedTokenType(let type) = error else { return false }
+                return !type.contains("rt-12345") && !error.localizedDescription.contains("rt-12345")
+            }
+        }
+    }
+
     @Test func bearerInAnyCaseIsAcceptedAndAnAppMayAcceptAnotherType() throws {
         let lower = try TokenResponse.token(
             from: Data(#"{"access_token":"at","token_type":"bEaReR"}"#.utf8), receivedAt: received, previous: nil)

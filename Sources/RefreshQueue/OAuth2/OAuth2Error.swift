@@ -25,6 +25,7 @@ public enum OAuth2Error: Error, Sendable {
     case responseTooLarge
     /// The token's `token_type` is not one the client accepts (RFC 6749 §7.1): a `DPoP` or `mac`
     /// token must not be sent as a Bearer token. See ``TokenEndpointClient/acceptedTokenTypes``.
+    /// Holds the type's visible ASCII characters (at most 40), without any secret the client sent.
     case unsupportedTokenType(String)
     /// The authentication has no refresh token, so it cannot be refreshed.
     case noRefreshToken
@@ -77,7 +78,7 @@ extension OAuth2Error: CustomStringConvertible, LocalizedError, TokenFreeDescrip
     var tokenFreeDescription: String { description }
 
     /// At most 40 visible ASCII characters of a server's word, for a log line.
-    private static func printable(_ text: String) -> String {
+    static func printable(_ text: String) -> String {
         String(String.UnicodeScalarView(text.unicodeScalars.filter { (0x21...0x7E).contains($0.value) }).prefix(40))
     }
 }

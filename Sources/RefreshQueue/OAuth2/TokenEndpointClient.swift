@@ -144,15 +144,15 @@ public struct TokenEndpointClient: Sendable {
         guard Self.isSameEndpoint(response.url, as: tokenURL) else {
             throw OAuth2Error.malformedResponse("the answer came from another address than the token endpoint")
         }
+        // What was sent: the grant's secrets, the client secret and the Basic credential.
+        let basic = request.value(forHTTPHeaderField: "Authorization").map { String($0.dropFirst("Basic ".count)) }
+        let sent = secrets + [clientSecret ?? "", clientID + ":" + (clientSecret ?? ""), basic ?? ""]
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard (200..<300).contains(status) else {
-            // What was sent: the grant's secrets, the client secret and the Basic credential.
-            let basic = request.value(forHTTPHeaderField: "Authorization").map { String($0.dropFirst("Basic ".count)) }
-            let sent = secrets + [clientSecret ?? "", clientID + ":" + (clientSecret ?? ""), basic ?? ""]
             throw Self.error(status: status, body: data, response: response, secrets: sent)
         }
         return try TokenResponse.token(
-            from: data, receivedAt: now(), previous: previous, acceptedTypes: acceptedTokenTypes)
+            from: data, receivedAt: now(), previous: previous, acceptedTypes: acceptedTokenTypes, secrets: sent)
     }
 
     /// Whether `url` is `tokenURL`'s scheme, host, port and path (a response without a URL is
@@ -221,21 +221,14 @@ public struct TokenEndpointClient: Sendable {
 
     /// `Retry-After` as seconds: delay-seconds or an HTTP-date (RFC 9110 §10.2.3), clamped to
     /// 0...``maximumRetryAfter`` before anything converts it. Anything else is `nil`.
-    static func seconds(fromRetryAfter value: String) -> TimeInterval? {
+    static func seconds(fromRetryAfter value: String, now: Date = Date()) -> TimeInterval? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
             // Digits only: however many, a Double holds them (at worst as infinity).
             return min(Double(trimmed) ?? maximumRetryAfter, maximumRetryAfter)
         }
-        guard trimmed.count <= 64 else { return nil }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: trimmed) else { return nil }
-        let seconds = date.timeIntervalSinceNow
-        guard seconds.isFinite else { return nil }
-        return min(max(0, seconds), maximumRetryAfter)
+        guard trimmed.utf8.count <= 64, let date = HTTPDate.secondsSince1970(trimmed, now: now) else { return nil }
+        return min(max(0, date - now.timeIntervalSince1970), maximumRetryAfter)
     }
 }
 

@@ -13,9 +13,11 @@ enum TokenResponse {
     /// that cannot go in an HTTP header (control characters, spaces at either end, non-ASCII),
     /// and an `expires_in` that is negative, not a number, or not finite. One longer than a year
     /// is read as a year. A `token_type` not in `acceptedTypes` (compared without regard to letter
-    /// case) is refused as ``OAuth2Error/unsupportedTokenType(_:)``.
+    /// case) is refused as ``OAuth2Error/unsupportedTokenType(_:)``, which keeps of it only what
+    /// a log line may show: none of the `secrets` the client sent, should the server echo one.
     static func token(
-        from data: Data, receivedAt: Date, previous: OAuth2Token?, acceptedTypes: [String] = ["Bearer"]
+        from data: Data, receivedAt: Date, previous: OAuth2Token?, acceptedTypes: [String] = ["Bearer"],
+        secrets: [String] = []
     ) throws -> OAuth2Token {
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw OAuth2Error.malformedResponse("the body is not a JSON object")
@@ -30,7 +32,10 @@ enum TokenResponse {
             throw OAuth2Error.malformedResponse("token_type is missing")
         }
         guard acceptedTypes.contains(where: { $0.caseInsensitiveCompare(tokenType) == .orderedSame }) else {
-            throw OAuth2Error.unsupportedTokenType(tokenType)
+            // Made printable first, so that no secret is left split by a character that a later
+            // filtering would remove.
+            throw OAuth2Error.unsupportedTokenType(
+                SecretRedaction(secrets: secrets).redact(OAuth2Error.printable(tokenType)))
         }
         let refreshToken = (object["refresh_token"] as? String).flatMap { $0.isEmpty ? nil : $0 }
         return OAuth2Token(
