@@ -56,6 +56,15 @@ let package = Package(
             dependencies: ["RefreshQueue", "TestSupport"],
             path: "Tests/RefreshQueueTests"
         ),
+        // The fuzz targets' checks over every committed corpus and regression input; the fuzzer
+        // itself is built and run by Tests/Fuzz/run.
+        .testTarget(
+            name: "FuzzRegressionTests",
+            dependencies: ["RefreshQueue", "SpotifyStub"],
+            path: "Tests/Fuzz",
+            exclude: ["run", "Entry", "Corpus", "Regressions"],
+            sources: ["Targets", "FuzzRegressionTests.swift"]
+        ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["RefreshQueue", "SpotifyStub", "TestSupport", "Workload"],
