@@ -178,12 +178,30 @@ struct FaultMatrixTests {
         }
     }
 
+    /// The outcome in a few words: the status, or the error's case and what it carries.
     private static func describe(_ result: Result<Int, any Error>) -> String {
         switch result {
         case .success(let status): return "HTTP \(status)"
-        case .failure(RefreshQueueError.refreshFailed(let underlying)):
-            return "refreshFailed(\(String(describing: underlying).prefix(60)))"
-        case .failure(let error): return String(describing: error).prefix(60).description
+        case .failure(RefreshQueueError.refreshFailed(let underlying as OAuth2Error)):
+            return "refreshFailed(\(describe(underlying)))"
+        case .failure(RefreshQueueError.refreshTimedOut): return "refreshTimedOut"
+        case .failure(RefreshQueueError.excessiveRefresh): return "excessiveRefresh"
+        case .failure(RefreshQueueError.notAuthenticated): return "notAuthenticated"
+        case .failure(let error as RefreshQueueError): return String(String(describing: error).prefix(60))
+        case .failure(let error): return "\(type(of: error))"
+        }
+    }
+
+    private static func describe(_ error: OAuth2Error) -> String {
+        switch error {
+        case .server(let status, let retryAfter):
+            return ".server \(status)" + (retryAfter.map { String(format: ", Retry-After %.0f s", $0) } ?? "")
+        case .tokenEndpoint(let answer): return ".tokenEndpoint \(answer.code.rawValue)"
+        case .malformedResponse: return ".malformedResponse"
+        case .responseTooLarge: return ".responseTooLarge"
+        case .unsupportedTokenType(let type): return ".unsupportedTokenType \(type)"
+        case .noRefreshToken: return ".noRefreshToken"
+        case .transport(let error): return ".transport URLError \(error.code.rawValue)"
         }
     }
 
