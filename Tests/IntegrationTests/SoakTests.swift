@@ -43,16 +43,8 @@ struct SoakTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("soak-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("token.json")
-        let example = SpotifyStub.Client.example
-        let client = TokenEndpointClient(
-            tokenURL: stub.baseURL.appendingPathComponent("api/token"), clientID: example.id,
-            clientSecret: example.secret, requestTimeout: 2)
-        let setupSession = StubHarness.makeSession()
-        defer { setupSession.invalidateAndCancel() }
-        try FileAuthenticationStore<OAuth2Token>(fileURL: file).save(
-            try await client.exchange(
-                code: try await StubHarness.authorizationCode(stub, session: setupSession),
-                redirectURI: example.redirectURIs[0]))
+        let client = StubHarness.exampleClient(stub, requestTimeout: 2)
+        try FileAuthenticationStore<OAuth2Token>(fileURL: file).save(try await StubHarness.logIn(stub, through: client))
         stub.resetCounters()
         stub.randomFaults = SpotifyStub.RandomFaults(
             probability: 0.05,
