@@ -110,7 +110,9 @@ final class ChildWorker: Sendable {
                 await withCheckedContinuation { continuation in
                     let answer: Bool? = self.state.withLock { state in
                         if state.lines.contains(where: matches) { return true }
-                        if state.exited { return false }
+                        // Timed out before this wait was registered: the timeout's clean-up
+                        // below has looked already, so nothing would ever resume it.
+                        if state.exited || Task.isCancelled { return false }
                         state.waiters.append((id, matches, continuation))
                         return nil
                     }

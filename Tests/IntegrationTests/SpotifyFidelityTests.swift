@@ -67,11 +67,8 @@ struct SpotifyFidelityTests {
         let stub = try StubHarness.startedStub()
         defer { stub.stop() }
         let session = StubHarness.makeSession(timeout: 20)
-        let client = TokenEndpointClient(
-            tokenURL: stub.baseURL.appendingPathComponent("api/token"), clientID: example.id,
-            clientSecret: example.secret, session: session)
-        let code = try await StubHarness.authorizationCode(stub, session: session)
-        var token = try await client.exchange(code: code, redirectURI: example.redirectURIs[0])
+        let client = StubHarness.exampleClient(stub, session: session, requestTimeout: 30)
+        var token = try await StubHarness.logIn(stub, through: client)
         token.expiresAt = Date().addingTimeInterval(-1)
         stub.expireAccessTokens()
         stub.injectFaults(.rateLimited(retryAfter: 1))
@@ -130,11 +127,8 @@ struct SpotifyFidelityTests {
         defer { stub.stop() }
         stub.singleUseRefreshTokens = true
         let session = StubHarness.makeSession(timeout: 20)
-        let client = TokenEndpointClient(
-            tokenURL: stub.baseURL.appendingPathComponent("api/token"), clientID: example.id,
-            clientSecret: example.secret, session: session)
-        let code = try await StubHarness.authorizationCode(stub, session: session)
-        var token = try await client.exchange(code: code, redirectURI: example.redirectURIs[0])
+        let client = StubHarness.exampleClient(stub, session: session, requestTimeout: 30)
+        var token = try await StubHarness.logIn(stub, through: client)
         token.expiresAt = Date().addingTimeInterval(-1)
         // Two stores that do not know of each other hold the same single-use refresh token.
         let first = RefreshingRequestClosure(client: client, store: InMemoryAuthenticationStore(token))
@@ -160,12 +154,9 @@ struct SpotifyFidelityTests {
         let stub = try StubHarness.startedStub()
         defer { stub.stop() }
         let session = StubHarness.makeSession(timeout: 20)
-        let client = TokenEndpointClient(
-            tokenURL: stub.baseURL.appendingPathComponent("api/token"), clientID: example.id,
-            clientSecret: example.secret, session: session)
-        let code = try await StubHarness.authorizationCode(stub, session: session)
+        let client = StubHarness.exampleClient(stub, session: session, requestTimeout: 30)
         // The app believes the token is good; the server has expired it: the first PUT gets a 401.
-        let token = try await client.exchange(code: code, redirectURI: example.redirectURIs[0])
+        let token = try await StubHarness.logIn(stub, through: client)
         stub.expireAccessTokens()
         let closure = RefreshingRequestClosure(client: client, store: InMemoryAuthenticationStore(token))
         var put = URLRequest(url: stub.baseURL.appendingPathComponent("v1/playlists/example-playlist-1"))

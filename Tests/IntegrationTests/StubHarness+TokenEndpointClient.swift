@@ -2,13 +2,21 @@ import Foundation
 import RefreshQueue
 import SpotifyStub
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 extension StubHarness {
-    /// The library's token endpoint client for the stub's example client.
-    static func exampleClient(_ stub: SpotifyStub, requestTimeout: TimeInterval = 10) -> TokenEndpointClient {
+    /// The library's token endpoint client for the stub's example client, on `session` (the
+    /// library's default session when nil).
+    static func exampleClient(
+        _ stub: SpotifyStub, session: URLSession? = nil, requestTimeout: TimeInterval = 10
+    ) -> TokenEndpointClient {
         let example = SpotifyStub.Client.example
         return TokenEndpointClient(
             tokenURL: stub.baseURL.appendingPathComponent("api/token"), clientID: example.id,
-            clientSecret: example.secret, requestTimeout: requestTimeout)
+            clientSecret: example.secret, session: session ?? TokenEndpointClient.defaultSession,
+            requestTimeout: requestTimeout)
     }
 
     /// Logs the example user in through `client`: an authorization code, then its exchange.
