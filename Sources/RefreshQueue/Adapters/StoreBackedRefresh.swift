@@ -50,6 +50,12 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
     private let superseded = Locked<[String]>([])
     /// Access tokens of sessions whose end was reported to `onReauthenticationRequired`.
     private let ended = Locked<[String]>([])
+    /// Starts the background activity a refresh runs in, given what to do when the system ends
+    /// it, and returns how to end it first. Tests replace it: on Linux the system never does.
+    var beginActivity: @Sendable (_ onExpiry: @escaping @Sendable () -> Void) -> @Sendable () -> Void = {
+        let activity = BackgroundActivity.begin(reason: "Refreshing the access token", onExpiry: $0)
+        return { activity.end() }
+    }
 
     /// Refreshes through `store`, whose values `decode` turns into authentications and `encode`
     /// back; save failures are reported as ``RefreshEvent/saveFailed(_:)``.
@@ -99,13 +105,23 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         complete: @escaping @Sendable (Result<Authentication, any Error>) -> Void
     ) {
         let release = LockRelease()
-        let activity = BackgroundActivity.begin(reason: "Refreshing the access token") {
+        // The expiry and the refresh race to end it: whichever comes first is the outcome, and
+        // `complete` is called once.
+        let ended = Locked(false)
+        let finish: @Sendable (Result<Authentication, any Error>) -> Void = { result in
+            let first = ended.withLock { ended in
+                defer { ended = true }
+                return !ended
+            }
+            if first { complete(result) }
+        }
+        let endActivity = beginActivity {
             release.expire()
-            complete(.failure(BackgroundTimeExpired()))
+            finish(.failure(BackgroundTimeExpired()))
         }
         runLocked(held, budget: budget, release: release) { result in
-            activity.end()
-            complete(result)
+            endActivity()
+            finish(result)
         }
     }
 
