@@ -9,7 +9,7 @@ import FoundationNetworking
 #endif
 
 /// The built-in token client against token endpoints that try to take its secrets or its memory.
-@Suite("TokenEndpointClient against hostile token endpoints", .timeLimit(.minutes(2)))
+@Suite("TokenEndpointClient against hostile token endpoints", .timeLimit(.minutes(5)))
 struct HostileTokenEndpointIntegrationTests {
     static let secret = "client-secret-0123456789"
     static let refreshToken = "refresh-token-0123456789"

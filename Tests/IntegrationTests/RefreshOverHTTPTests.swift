@@ -9,7 +9,7 @@ import FoundationNetworking
 #endif
 
 /// RefreshingRequestClosure with real URLSession traffic against the stub on loopback.
-@Suite("Refresh over HTTP", .timeLimit(.minutes(2)))
+@Suite("Refresh over HTTP", .timeLimit(.minutes(5)))
 struct RefreshOverHTTPTests {
     /// A started stub and an app logged in to it, with an access token that has expired.
     ///
@@ -154,7 +154,7 @@ struct RefreshOverHTTPTests {
 }
 
 /// The URLSession adapter: a 401 for a token that expired in flight, or was revoked early.
-@Suite("URLSession adapter over HTTP", .timeLimit(.minutes(2)))
+@Suite("URLSession adapter over HTTP", .timeLimit(.minutes(5)))
 struct URLSessionAdapterTests {
     @Test func requestsRejectedWith401AreRefreshedOnceAndSentAgain() async throws {
         let stub = try StubHarness.startedStub()

@@ -10,7 +10,7 @@ import FoundationNetworking
 
 /// One token file shared by several closures and processes, against the stub with rotating
 /// refresh tokens and reuse detection: exactly one refresh, never a replayed refresh token.
-@Suite("Shared token file", .timeLimit(.minutes(2)))
+@Suite("Shared token file", .timeLimit(.minutes(5)))
 struct SharedTokenFileTests {
     /// A stub with rotation on, and a token file holding an expired token for it.
     private struct Fixture {

@@ -12,7 +12,7 @@ import FoundationNetworking
 /// How long the soak runs: `SOAK_SECONDS`, 5 s unless set.
 enum SoakSettings {
     static let seconds = ProcessInfo.processInfo.environment["SOAK_SECONDS"].flatMap(Double.init) ?? 5
-    static let timeLimitMinutes = Int(seconds / 60) + 3
+    static let timeLimitMinutes = Int(seconds / 60) + 5
 }
 
 /// Requests without pause against tokens that live 0.2 s, with rotation and reuse detection, 5 %

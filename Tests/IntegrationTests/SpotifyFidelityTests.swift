@@ -10,7 +10,7 @@ import FoundationNetworking
 
 /// The library against the stub playing Spotify as documented: public clients with PKCE, throttling,
 /// single-use refresh tokens, a Web API that takes bodies.
-@Suite("Spotify as it behaves", .timeLimit(.minutes(2)))
+@Suite("Spotify as it behaves", .timeLimit(.minutes(5)))
 struct SpotifyFidelityTests {
     private let example = SpotifyStub.Client.example
 

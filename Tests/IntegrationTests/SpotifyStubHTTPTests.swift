@@ -7,7 +7,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite("SpotifyStub HTTP/1.1 handling", .timeLimit(.minutes(2)))
+@Suite("SpotifyStub HTTP/1.1 handling", .timeLimit(.minutes(5)))
 struct SpotifyStubHTTPTests {
     @Test(arguments: [
         "GARBAGE\r\n\r\n",

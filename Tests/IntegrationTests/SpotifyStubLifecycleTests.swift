@@ -7,7 +7,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite("SpotifyStub lifecycle", .timeLimit(.minutes(2)))
+@Suite("SpotifyStub lifecycle", .timeLimit(.minutes(5)))
 struct SpotifyStubLifecycleTests {
     @Test func startBindsALoopbackPortChosenByTheSystem() throws {
         let stub = SpotifyStub()
@@ -50,7 +50,7 @@ struct SpotifyStubLifecycleTests {
         #expect(throws: (any Error).self) { try StubHarness.RawClient(port: stub.port) }
     }
 
-    @Test(.exclusive, .timeLimit(.minutes(1))) func stopWhileRequestsAreDelayedReleasesThem() async throws {
+    @Test(.exclusive, .timeLimit(.minutes(5))) func stopWhileRequestsAreDelayedReleasesThem() async throws {
         let stub = try StubHarness.startedStub()
         // Both far beyond the time limit: only the stop can end the request in time.
         stub.tokenLatency = 600

@@ -7,7 +7,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite("SpotifyStub Web API", .timeLimit(.minutes(2)))
+@Suite("SpotifyStub Web API", .timeLimit(.minutes(5)))
 struct SpotifyStubWebAPITests {
     @Test(arguments: ["/v1/me", "/v1/me/player", "/v1/me/playlists"])
     func aValidAccessTokenOpensTheResources(path: String) async throws {

@@ -9,7 +9,7 @@ import FoundationNetworking
 #endif
 
 /// The built-in token-endpoint client against the stub's `/api/token`.
-@Suite("TokenEndpointClient over HTTP", .timeLimit(.minutes(2)))
+@Suite("TokenEndpointClient over HTTP", .timeLimit(.minutes(5)))
 struct TokenEndpointClientTests {
     private func client(
         _ stub: SpotifyStub, secret: String = SpotifyStub.Client.example.secret,
@@ -44,7 +44,7 @@ struct TokenEndpointClientTests {
         #expect(stub.counters.refreshTokenGrants == 1)
     }
 
-    @Test(.exclusive, .timeLimit(.minutes(1)), arguments: ["latency", "hang"])
+    @Test(.exclusive, .timeLimit(.minutes(5)), arguments: ["latency", "hang"])
     func aTokenRequestEndsAtTheClientsOwnTimeoutHoweverSlowTheServer(slowness: String) async throws {
         let stub = try StubHarness.startedStub()
         defer { stub.stop() }

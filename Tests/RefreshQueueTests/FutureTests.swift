@@ -4,7 +4,7 @@ import RefreshQueue
 import TestSupport
 import Testing
 
-@Suite("Future", .timeLimit(.minutes(2)))
+@Suite("Future", .timeLimit(.minutes(5)))
 struct FutureTests {
     @Test func theBodyRunsAtOnceOnTheCallersThread() {
         let ran = Protected(false)
@@ -224,7 +224,7 @@ struct FutureTests {
     }
 }
 
-@Suite("Future abandoned", .timeLimit(.minutes(2)))
+@Suite("Future abandoned", .timeLimit(.minutes(5)))
 struct FutureAbandonedTests {
     typealias Complete = @Sendable (Result<Int, any Error>) -> Void
 
@@ -297,7 +297,7 @@ struct FutureAbandonedTests {
     }
 }
 
-@Suite("Future memory", .timeLimit(.minutes(2)))
+@Suite("Future memory", .timeLimit(.minutes(5)))
 struct FutureMemoryTests {
     @Test(.exclusive) func abandoningAPendingChainOfOneHundredThousandStagesFailsItWithoutOverflowingTheStack() async {
         let done = Completions<Bool>()

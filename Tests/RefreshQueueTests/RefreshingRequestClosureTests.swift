@@ -8,7 +8,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite("RefreshingRequestClosure", .timeLimit(.minutes(2)))
+@Suite("RefreshingRequestClosure", .timeLimit(.minutes(5)))
 struct RefreshingRequestClosureTests {
     typealias Results = Completions<Result<URLRequest, any Error>>
 
@@ -408,7 +408,7 @@ struct RefreshingRequestClosureTests {
     }
 }
 
-@Suite("RefreshingRequestClosure and invalidate()", .timeLimit(.minutes(2)))
+@Suite("RefreshingRequestClosure and invalidate()", .timeLimit(.minutes(5)))
 struct InvalidationTests {
     typealias Results = Completions<Result<URLRequest, any Error>>
 
@@ -451,7 +451,7 @@ struct InvalidationTests {
     }
 }
 
-@Suite("RefreshingRequestClosure after a 401", .timeLimit(.minutes(2)))
+@Suite("RefreshingRequestClosure after a 401", .timeLimit(.minutes(5)))
 struct ReauthorizationTests {
     typealias Results = Completions<Result<URLRequest, any Error>>
 
@@ -509,7 +509,7 @@ struct PleaseWait: RetryAfterProviding {
     var retryAfter: TimeInterval? { 120 }
 }
 
-@Suite("RefreshingRequestClosure and Retry-After", .timeLimit(.minutes(2)))
+@Suite("RefreshingRequestClosure and Retry-After", .timeLimit(.minutes(5)))
 struct RetryAfterTests {
     @Test func noRefreshStartsBeforeTheServersRetryAfterHasPassed() async throws {
         let service = TokenService(behavior: .fail(PleaseWait()))
@@ -563,7 +563,7 @@ struct ReentrantFailure: TransportFailure, RetryAfterProviding, Reauthentication
     }
 }
 
-@Suite("RefreshingRequestClosure and user code", .timeLimit(.minutes(2)))
+@Suite("RefreshingRequestClosure and user code", .timeLimit(.minutes(5)))
 struct ReentrantUserCodeTests {
     @Test func anErrorWhoseAnswersCallBackIntoTheClosureDoesNotDeadlockTheRefresh() async {
         let box = Protected<Closure?>(nil)

@@ -10,7 +10,7 @@ import FoundationNetworking
 
 /// Never two refreshes of one token: timeouts belong to waits, a refresh runs until it ends (or
 /// is abandoned), and a result that arrives late is handled for the generation it refreshed.
-@Suite("One refresh per token, however long it takes", .timeLimit(.minutes(2)))
+@Suite("One refresh per token, however long it takes", .timeLimit(.minutes(5)))
 struct SingleRefreshTests {
     typealias Results = Completions<Result<URLRequest, any Error>>
 
@@ -142,7 +142,7 @@ struct SingleRefreshTests {
 
 /// Refresh ahead: a token that recommends a refresh is still used while one refresh runs in the
 /// background.
-@Suite("Refresh ahead", .timeLimit(.minutes(2)))
+@Suite("Refresh ahead", .timeLimit(.minutes(5)))
 struct RefreshAheadTests {
     typealias Results = Completions<Result<URLRequest, any Error>>
 
@@ -271,7 +271,7 @@ struct RefreshAheadTests {
 }
 
 /// The app's own handles on the closure: a login to adopt, a refresh to ask for.
-@Suite("adopt and refreshIfNeeded", .timeLimit(.minutes(2)))
+@Suite("adopt and refreshIfNeeded", .timeLimit(.minutes(5)))
 struct AdoptAndRefreshIfNeededTests {
     typealias Results = Completions<Result<URLRequest, any Error>>
 
@@ -336,7 +336,7 @@ struct AdoptAndRefreshIfNeededTests {
 }
 
 /// A store-backed refresh whose result the store no longer wants.
-@Suite("Store-backed refresh and a store that changed meanwhile", .timeLimit(.minutes(2)))
+@Suite("Store-backed refresh and a store that changed meanwhile", .timeLimit(.minutes(5)))
 struct StoreRefusalTests {
     typealias Results = Completions<Result<URLRequest, any Error>>
 

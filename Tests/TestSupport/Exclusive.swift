@@ -8,6 +8,10 @@ import Testing
 /// at a normal pace (short-lived tokens, timeouts). Under the thread sanitizer one of the first can
 /// slow one of the second by an order of magnitude. Marking both `.exclusive` runs them one at a time,
 /// while the many light tests still run beside them.
+///
+/// A test's time limit also counts its wait for the gate, which lasts as long as the other
+/// exclusive tests take together (over a minute under the thread sanitizer, the crash-kill runs
+/// among them): suites with exclusive tests take a limit of five minutes.
 public struct Exclusive: TestTrait, SuiteTrait, TestScoping {
     public var isRecursive: Bool { true }
 

@@ -12,7 +12,7 @@ import Glibc
 import Musl
 #endif
 
-@Suite("FileAuthenticationStore lock", .timeLimit(.minutes(2)))
+@Suite("FileAuthenticationStore lock", .timeLimit(.minutes(5)))
 struct FileAuthenticationStoreLockTests {
     typealias Store = FileAuthenticationStore<StoredCredentials>
 

@@ -12,7 +12,7 @@ import Glibc
 import Musl
 #endif
 
-@Suite("FileAuthenticationStore", .timeLimit(.minutes(2)))
+@Suite("FileAuthenticationStore", .timeLimit(.minutes(5)))
 struct FileAuthenticationStoreTests {
     typealias Store = FileAuthenticationStore<StoredCredentials>
 
