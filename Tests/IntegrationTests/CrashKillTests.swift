@@ -58,12 +58,12 @@ struct CrashKillTests {
         ])
     }
 
-    /// Waits for the next token request to reach the stub; then the pid of the process holding the
-    /// refresh lock, if it is one of `workers`.
+    /// Waits for a token request after the first `seen` to reach the stub; then the index of the
+    /// worker holding the refresh lock, if one does. `seen` is counted before the refresh can
+    /// start: workers launched just before may already have sent theirs.
     private static func holderOfTheNextRefresh(
-        _ stub: SpotifyStub, lockFile: String, workers: [ChildWorker]
+        _ stub: SpotifyStub, after seen: Int, lockFile: String, workers: [ChildWorker]
     ) async throws -> Int? {
-        let seen = stub.counters.tokenRequests
         try #require(await StubHarness.eventually { stub.counters.tokenRequests > seen }, "no refresh came")
         let holder = LockHolder.pid(ofFileAt: lockFile)
         return workers.firstIndex { $0.pid == holder }
@@ -92,7 +92,11 @@ struct CrashKillTests {
             try #require(missed < 10 * Self.kills, "the refresh lock's holder could never be killed mid-refresh")
             // The refresh token the next refresh presents, and the server rotates on receipt.
             let spent = watcher.token?.refreshToken
-            guard let index = try await Self.holderOfTheNextRefresh(stub, lockFile: lockFile, workers: workers) else {
+            let seen = stub.counters.tokenRequests
+            guard
+                let index = try await Self.holderOfTheNextRefresh(
+                    stub, after: seen, lockFile: lockFile, workers: workers)
+            else {
                 // The refresh ended before the lock could be seen: wait for the next one.
                 missed += 1
                 continue
@@ -172,7 +176,10 @@ struct CrashKillTests {
             try store.save(token)
             let before = stub.counters
             let workers = try (0..<4).map { _ in try Self.worker(stub, file: file) }
-            guard let index = try await Self.holderOfTheNextRefresh(stub, lockFile: lockFile, workers: workers) else {
+            guard
+                let index = try await Self.holderOfTheNextRefresh(
+                    stub, after: before.tokenRequests, lockFile: lockFile, workers: workers)
+            else {
                 Issue.record("round \(round): the refresh lock's holder was not a worker")
                 for worker in workers { worker.kill() }
                 continue
