@@ -10,13 +10,15 @@ import FoundationNetworking
 /// Cancelling a waiting request completes it at once with ``RefreshQueueError/cancelled``; it is
 /// never signed or sent, and it stops counting as waiting. Cancelling a request that has already
 /// completed does nothing.
-public final class AuthorizationTask: Sendable {
+public final class AuthorizationTask: @unchecked Sendable {
     /// The completion handler of an authorization.
     typealias Completion = @Sendable (Result<URLRequest, any Error>) -> Void
 
     private enum Status {
-        /// Waiting; `canceller` is told when the task is cancelled, and let go of on completion.
-        case waiting(Completion, canceller: (any TaskCancelling)?)
+        /// Waiting; `canceller` (a ``TaskCancelling``) is told when the task is cancelled, and
+        /// let go of on completion. Held as a plain reference: an existential would make every
+        /// waiting request eight bytes larger, for a cast made only on cancellation.
+        case waiting(Completion, canceller: AnyObject?)
         case completed
         case cancelled
     }
@@ -27,7 +29,9 @@ public final class AuthorizationTask: Sendable {
     /// Its place in arrival order among the requests that waited in the closure.
     let ticket: UInt64
 
-    private let status: Locked<Status>
+    /// Read and written only under `SharedLocks.withLock(for: self)`: a waiting request is a
+    /// single small allocation, with no mutex of its own.
+    private var status: Status
 
     /// A task that completed before it was handed out (the request was signed without waiting).
     static let finished = AuthorizationTask()
@@ -35,18 +39,18 @@ public final class AuthorizationTask: Sendable {
     init(request: URLRequest, ticket: UInt64, canceller: (any TaskCancelling)?, completion: @escaping Completion) {
         self.request = request
         self.ticket = ticket
-        self.status = Locked(.waiting(completion, canceller: canceller))
+        self.status = .waiting(completion, canceller: canceller)
     }
 
     private init() {
         request = URLRequest(url: URL(fileURLWithPath: "/"))
         ticket = 0
-        status = Locked(.completed)
+        status = .completed
     }
 
     /// Whether ``cancel()`` completed the request.
     public var isCancelled: Bool {
-        status.withLock { status in
+        SharedLocks.withLock(for: self) {
             if case .cancelled = status { return true }
             return false
         }
@@ -54,7 +58,7 @@ public final class AuthorizationTask: Sendable {
 
     /// Whether the request has completed, signed, failed or cancelled.
     public var isCompleted: Bool {
-        status.withLock { status in
+        SharedLocks.withLock(for: self) {
             if case .waiting = status { return false }
             return true
         }
@@ -62,24 +66,24 @@ public final class AuthorizationTask: Sendable {
 
     /// Completes the request with ``RefreshQueueError/cancelled`` unless it has completed already.
     public func cancel() {
-        let taken: (Completion, (any TaskCancelling)?)? = status.withLock { status in
-            guard case .waiting(let completion, let canceller) = status else { return nil }
-            status = .cancelled
-            return (completion, canceller)
-        }
-        guard let (completion, canceller) = taken else { return }
+        guard let (completion, canceller) = finish(as: .cancelled) else { return }
         completion(.failure(RefreshQueueError.cancelled))
-        canceller?.taskCancelled(ticket: ticket)
+        (canceller as? any TaskCancelling)?.taskCancelled(ticket: ticket)
     }
 
     /// Calls the completion handler unless it was called before. The first call wins.
     func complete(_ result: Result<URLRequest, any Error>) {
-        let completion: Completion? = status.withLock { status in
-            guard case .waiting(let completion, _) = status else { return nil }
-            status = .completed
-            return completion
+        finish(as: .completed)?.completion(result)
+    }
+
+    /// Moves a waiting task to `status` and hands back what it was waiting with; `nil` when it
+    /// had finished already.
+    private func finish(as final: Status) -> (completion: Completion, canceller: AnyObject?)? {
+        SharedLocks.withLock(for: self) {
+            guard case .waiting(let completion, let canceller) = status else { return nil }
+            status = final
+            return (completion, canceller)
         }
-        completion?(result)
     }
 }
 

@@ -41,9 +41,9 @@ extension RefreshingRequestClosure {
         guard let fast = machine.withLock({ $0.fastPath() }) else { return .wait(staleGeneration: nil) }
         guard case .success(let header) = fast.credential.header else { return .wait(staleGeneration: nil) }
         // User code, read outside the lock.
-        let authentication = fast.credential.authentication
-        if authentication.isRefreshNeeded { return .wait(staleGeneration: fast.generation) }
-        if let after = fast.recommendationAfter, authentication.isRefreshRecommended, now() >= after {
+        let credential = fast.credential
+        if credential.isRefreshNeeded { return .wait(staleGeneration: fast.generation) }
+        if let after = fast.recommendationAfter, credential.isRefreshRecommended, now() >= after {
             recommendRefresh(of: fast.generation)
         }
         var signed = request

@@ -16,9 +16,16 @@ final class HeldCredential: Sendable {
 
     /// How stale the authentication is now. User code: never call it under a lock.
     var freshness: Freshness {
-        if authentication.isRefreshNeeded { return .needed }
-        return authentication.isRefreshRecommended ? .recommended : .fresh
+        if isRefreshNeeded { return .needed }
+        return isRefreshRecommended ? .recommended : .fresh
     }
+
+    /// The authentication's `isRefreshNeeded`, asked in place: copying the existential out of
+    /// the credential first costs more than the question on the fast path. User code.
+    var isRefreshNeeded: Bool { authentication.isRefreshNeeded }
+
+    /// The authentication's `isRefreshRecommended`, asked in place. User code.
+    var isRefreshRecommended: Bool { authentication.isRefreshRecommended }
 }
 
 /// How stale the held authentication is, as read outside the lock.

@@ -28,8 +28,9 @@ extension RefreshStateMachine {
             credential?.knownStale = true
         }
         let task = makeTask(ticket)
+        assert(task.ticket == ticket, "a task carries the ticket it was made for")
         line.append(
-            Waiter(task: task, ticket: ticket, arrivedAt: now, rejectedGeneration: rejectedGeneration, kind: kind))
+            Waiter(task: task, arrivedAt: now, rejectedGeneration: rejectedGeneration, kind: kind))
         var actions = Actions()
         actions.events.append(.requestWaiting(waiting: line.count))
         switch linePhase {

@@ -1,7 +1,7 @@
 import Foundation
 
-/// A request waiting in the refresh state machine: the app's task, its place in arrival order
-/// and when it began to wait.
+/// A request waiting in the refresh state machine: the app's task (which knows its place in
+/// arrival order) and when it began to wait.
 struct Waiter: Sendable {
     /// What the waiter wants once the line reaches it.
     enum Kind: Sendable {
@@ -13,12 +13,14 @@ struct Waiter: Sendable {
     }
 
     let task: AuthorizationTask
-    let ticket: UInt64
     let arrivedAt: TimeInterval
     /// For a request the server rejected (HTTP 401): the generation that signed it, when that
     /// was the one held as it arrived.
     let rejectedGeneration: UInt64?
     let kind: Kind
+
+    /// Its place in arrival order.
+    var ticket: UInt64 { task.ticket }
 }
 
 /// The waiting requests in arrival order: append at the back, take from the front, and remove a
