@@ -28,6 +28,17 @@ struct Samples: Sendable {
         return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 
+    /// The value below which a fraction `p` of the rounds lie, interpolated between neighbours:
+    /// `quantile(0.25)` and `quantile(0.75)` bound the middle half.
+    func quantile(_ p: Double) -> Double {
+        let sorted = values.sorted()
+        let position = Swift.min(Swift.max(p, 0), 1) * Double(sorted.count - 1)
+        let lower = Int(position.rounded(.down))
+        let upper = Swift.min(lower + 1, sorted.count - 1)
+        let fraction = position - Double(lower)
+        return sorted[lower] + (sorted[upper] - sorted[lower]) * fraction
+    }
+
     /// The smallest round.
     var min: Double { values.min() ?? .nan }
 

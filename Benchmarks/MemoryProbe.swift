@@ -19,6 +19,9 @@ enum MemoryProbe {
         case scenario
         /// Requests and completions held in an array.
         case baseline
+        /// The heap blocks and bytes that the waiting requests cost, traced allocation by
+        /// allocation (see ``HeapTrace``): only the `authorize` calls are traced.
+        case heap
     }
 
     /// Waiting requests per measurement.
@@ -27,7 +30,11 @@ enum MemoryProbe {
     /// The child's entry point: prints the resident bytes per request on standard output.
     static func runChild(_ role: Role) -> Int32 {
         do {
-            print(try measure(role))
+            if role == .heap {
+                try traceAuthorize()
+            } else {
+                print(try measure(role))
+            }
             return 0
         } catch {
             FileHandle.standardError.write(Data("memory probe: \(error)\n".utf8))
@@ -37,24 +44,62 @@ enum MemoryProbe {
 
     /// Runs one probe of `role` in a child process and returns its figure.
     static func spawn(_ role: Role) throws -> Double {
+        let text = try runChildProcess(role)
+        guard let value = Double(text) else {
+            throw BenchmarkError("the \(role.rawValue) memory probe printed no figure")
+        }
+        return value
+    }
+
+    /// The heap blocks and bytes of one waiting request, from a traced child process; `nil` where
+    /// allocations cannot be traced.
+    static func spawnHeapTrace() throws -> HeapTrace.Live? {
+        let path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("refreshqueue-heap-\(ProcessInfo.processInfo.processIdentifier).trace").path
+        guard let environment = HeapTrace.environment(tracingInto: path) else { return nil }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        guard try runChildProcess(.heap, environment: environment) == "traced" else { return nil }
+        let trace = try String(contentsOfFile: path, encoding: .utf8)
+        let live = HeapTrace.live(inTrace: trace)
+        guard live.blocks > 0 else { return nil }
+        return live
+    }
+
+    private static func runChildProcess(_ role: Role, environment: [String: String]? = nil) throws -> String {
         let process = Process()
         process.executableURL = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
         process.arguments = ["--memory-probe", role.rawValue]
+        if let environment { process.environment = environment }
         let output = Pipe()
         process.standardOutput = output
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard process.terminationStatus == 0, let value = Double(text) else {
+        guard process.terminationStatus == 0 else {
             throw BenchmarkError("the \(role.rawValue) memory probe failed (status \(process.terminationStatus))")
         }
-        return value
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Sets up the closure with a refresh pending, creates the 100,000 requests as `role` says,
-    /// and returns the growth of the resident set per request.
-    private static func measure(_ role: Role) throws -> Double {
+    /// The heap role: the requests are made first and kept, then only the `authorize` calls that
+    /// make them wait are traced, so what stays allocated is what waiting costs.
+    private static func traceAuthorize() throws {
+        let (closure, completion, base) = try pendingClosure()
+        let requests = (0..<requests).map { request($0, base: base) }
+        guard HeapTrace.start() else {
+            print("untraced")
+            return
+        }
+        for request in requests {
+            closure.authorize(request, completion: completion)
+        }
+        HeapTrace.stop()
+        withExtendedLifetime((closure, requests)) {}
+        print("traced")
+    }
+
+    /// A closure whose first request started a refresh that stays pending: later requests wait.
+    private static func pendingClosure() throws -> (RefreshingRequestClosure<FakeAuthentication>, Completion, URL) {
         let refresher = ManualRefresher()
         let stale = FakeAuthentication(stale: true, refresher: refresher)
         let closure = RefreshingRequestClosure<FakeAuthentication>(refreshWindow: .unlimited, find: { stale })
@@ -65,6 +110,13 @@ enum MemoryProbe {
         guard refresher.waitUntilStarted(seconds: 10) else {
             throw BenchmarkError("the first request did not start a refresh")
         }
+        return (closure, completion, base)
+    }
+
+    /// Sets up the closure with a refresh pending, creates the 100,000 requests as `role` says,
+    /// and returns the growth of the resident set per request.
+    private static func measure(_ role: Role) throws -> Double {
+        let (closure, completion, base) = try pendingClosure()
         for index in 0..<2_000 {
             blackHole(request(index, base: base))
         }
@@ -80,6 +132,8 @@ enum MemoryProbe {
             for index in 0..<requests {
                 held.append((request(index, base: base), completion))
             }
+        case .heap:
+            throw BenchmarkError("the heap role is traced, not measured")
         }
         let after = try ResidentMemory.bytes()
         blackHole(held)

@@ -65,7 +65,7 @@ struct Options: Sendable {
                 scenarios = ScenarioID.allCases.filter(chosen.contains)
             case "--memory-probe":
                 guard let name = remaining.popFirst(), let role = MemoryProbe.Role(rawValue: name) else {
-                    throw UsageError("--memory-probe needs scenario or baseline")
+                    throw UsageError("--memory-probe needs scenario, baseline or heap")
                 }
                 memoryProbe = role
             default:

@@ -34,10 +34,10 @@ enum Report {
     }
 
     /// The JSON document: every row with its value, baseline, ratio, goal and whether it is met.
-    static func json(_ rows: [Row], quick: Bool) throws -> Data {
+    static func json(_ rows: [Row], quick: Bool, load: (before: LoadAverage, after: LoadAverage)) throws -> Data {
         let document = Document(
             quick: quick, processors: ProcessInfo.processInfo.activeProcessorCount,
-            rows: rows.map(JSONRow.init))
+            loadAverageBefore: load.before.values, loadAverageAfter: load.after.values, rows: rows.map(JSONRow.init))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         return try encoder.encode(document)
@@ -73,6 +73,9 @@ private struct Document: Encodable {
     let quick: Bool
     /// Active processors, to read the figures with.
     let processors: Int
+    /// The load average over 1, 5 and 15 minutes when the run began and when it ended.
+    let loadAverageBefore: [Double]?
+    let loadAverageAfter: [Double]?
     /// Every row of the table.
     let rows: [JSONRow]
 }

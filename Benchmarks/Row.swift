@@ -44,8 +44,8 @@ struct Row: Sendable {
     let name: String
     /// The scenario, as the issue names it: `fast path, callback form`.
     let scenario: String
-    /// What the value is: `ns per authorize`.
-    let figure: String
+    /// What the value is: `ns per authorize`; a scenario may add what explains it.
+    var figure: String
     /// The scenario's rounds; `nil` when unavailable on this platform.
     let samples: Samples?
     /// The unit of the value and the baseline: `ns`, `B`, `req/s`.

@@ -33,6 +33,17 @@ enum SigningLoops {
         return nanosecondsSince(start) / Double(iterations)
     }
 
+    /// The floor of signing as the library signs: a fresh copy with the header merged into
+    /// `allHTTPHeaderFields` (a value built beforehand), then the completion; no lock, no check.
+    @inline(never)
+    static func merge(_ base: URLRequest, header: String, completion: Completion, iterations: Int) -> Double {
+        let start = monotonicNanoseconds()
+        for _ in 0..<iterations {
+            completion(.success(BenchmarkRequest.mergeSigned(base, header: header)))
+        }
+        return nanosecondsSince(start) / Double(iterations)
+    }
+
     /// The scenario: `authorize(_:completion:)` with a valid token held and nothing waiting.
     @inline(never)
     static func authorize(

@@ -26,12 +26,18 @@ if let role = options.memoryProbe {
     exit(MemoryProbe.runChild(role))
 }
 
+let loadBefore = LoadAverage.now()
 let outcome = Runner.runAll(options)
+let loadAfter = LoadAverage.now()
 print(Report.table(outcome.rows))
+print(
+    "\n\(ProcessInfo.processInfo.activeProcessorCount) processors; load average (1, 5, 15 min) "
+        + "\(loadBefore) before the run, \(loadAfter) after it")
 var problems = outcome.problems
 if let path = options.jsonPath {
     do {
-        try Report.json(outcome.rows, quick: options.quick).write(to: URL(fileURLWithPath: path))
+        try Report.json(outcome.rows, quick: options.quick, load: (loadBefore, loadAfter))
+            .write(to: URL(fileURLWithPath: path))
         Runner.progress("wrote \(path)")
     } catch {
         problems.append("cannot write \(path): \(error)")
