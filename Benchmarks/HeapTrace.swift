@@ -76,7 +76,9 @@ enum HeapTrace {
 
     private typealias Function = @convention(c) () -> Void
     private typealias VersionedLookup =
-        @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>, UnsafePointer<CChar>) -> UnsafeMutableRawPointer?
+        @convention(c) (
+            UnsafeMutableRawPointer?, UnsafePointer<CChar>, UnsafePointer<CChar>
+        ) -> UnsafeMutableRawPointer?
 
     /// `name` in the trace library. libc itself exports a `mtrace` that does nothing as the default
     /// version, so a plain `dlsym` finds that one; the library's is asked for by its version with

@@ -32,7 +32,8 @@ enum ScenarioMemory {
             let bytes = Double(live.bytes) / Double(MemoryProbe.requests)
             details["heapBlocksPerRequest"] = blocks
             details["heapBytesPerRequest"] = bytes
-            described = "resident bytes per waiting request (100,000 waiting; each keeps "
+            described =
+                "resident bytes per waiting request (100,000 waiting; each keeps "
                 + String(format: "%.2f heap blocks, %.0f B", blocks, bytes) + ")"
         }
         return [
