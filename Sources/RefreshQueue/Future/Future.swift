@@ -40,15 +40,29 @@ import Foundation
 ///
 /// `Future` is thread-safe: complete, observe and chain it from any thread.
 public final class Future<Value: Sendable>: @unchecked Sendable {
-    /// What a callback receives: the result of this future.
-    typealias Callback = @Sendable (Result<Value, any Error>) -> FutureContinuations
+    // The state lives in the future itself and is guarded by `SharedLocks.withLock(for: self)`
+    // (see `withStateLock`): a chain creates a future per stage, and a mutex of its own would cost
+    // an allocation larger than the future. Code that is not specialized for `Value` (the loop
+    // that runs callbacks, the deinitializers) reads only the properties whose type does not
+    // depend on `Value`, so that it needs no type metadata looked up at run time.
+    //
+    // Exclusivity is not checked at run time: the lock, or ownership by the one loop running the
+    // callbacks, already makes every access exclusive, and each check would cost a thread-local
+    // lookup on every access, several per stage of a chain.
 
-    private enum State {
-        case pending([Callback])
-        case completed(Result<Value, any Error>)
-    }
+    /// While pending, the callbacks registered so far (guarded). Once completed, those not yet run:
+    /// they belong to the one loop that the completing call handed this future to (see
+    /// ``runNextDue()``), and nothing else touches them.
+    @exclusivity(unchecked) @usableFromInline var callbacks: FutureCallbacks
 
-    private let state: Locked<State>
+    /// The result once completed (guarded). It is written once, and never again: code that has
+    /// seen `isSettled` under the lock, or that runs a callback of this future, may read it
+    /// without the lock.
+    @exclusivity(unchecked) @usableFromInline var outcome: FutureOutcome<Value>
+
+    /// Whether the future has completed (guarded). After `outcome`, where it fills what would
+    /// otherwise be padding: for small values the future then fits a smaller allocator block.
+    @exclusivity(unchecked) @usableFromInline var isSettled: Bool
 
     /// Creates a future and runs `body` at once, on the caller's thread.
     ///
@@ -59,20 +73,29 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// If every copy of `complete` is released without having been called, the work that held it
     /// was dropped and the future can never complete: it fails at that moment with
     /// ``FutureAbandonedError``, so that nobody waits for it forever.
+    @inlinable
     public init(_ body: (_ complete: @escaping @Sendable (Result<Value, any Error>) -> Void) -> Void) {
-        state = Locked(.pending([]))
+        callbacks = FutureCallbacks()
+        isSettled = false
+        outcome = .pending
         let completer = Completer(self)
         body { result in completer.complete(result) }
     }
 
     /// Creates a future that is already completed with `value`.
+    @inlinable
     public init(value: Value) {
-        state = Locked(.completed(.success(value)))
+        callbacks = FutureCallbacks()
+        isSettled = true
+        outcome = .success(value)
     }
 
     /// Creates a future that is already completed with `error`.
+    @inlinable
     public init(error: any Error) {
-        state = Locked(.completed(.failure(error)))
+        callbacks = FutureCallbacks()
+        isSettled = true
+        outcome = .failure(error)
     }
 
     /// Creates a future completed by an `async` operation, bridging async/await into futures.
@@ -95,20 +118,48 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
         }
     }
 
+    /// A pending future, completed by `settle`.
+    @inlinable
+    init(pending: Void) {
+        callbacks = FutureCallbacks()
+        isSettled = false
+        outcome = .pending
+    }
+
+    /// A future already failed with ``FutureAbandonedError`` whose `callbacks` are due: it stands
+    /// in for a future released while pending, which cannot hold them while they run.
+    private init(abandoning callbacks: FutureCallbacks) {
+        self.callbacks = callbacks
+        isSettled = true
+        outcome = .failure(FutureAbandonedError())
+    }
+
+    deinit {
+        // Released before it completed: nothing can complete it any more. Its observers (and the
+        // next stages of its chain, which they hold) hear that once, with a failure, from a loop
+        // that runs one stage at a time, so that neither a long chain nor nested releases grow
+        // the stack.
+        //
+        // No lock: every other access ran while its caller held a reference, and the runtime
+        // orders the release of each reference before the deinitializer of the last one (a
+        // release decrement, then an acquire fence before deinit). The thread sanitizer ignores
+        // the accesses of deinitializers for that reason.
+        guard !isSettled, !callbacks.isEmpty else { return }
+        let standIn = Future(abandoning: callbacks)
+        callbacks = FutureCallbacks()
+        AbandonedFutures.fail(FutureContinuations(standIn))
+    }
+
     /// Whether the future has been completed (with a value or an error).
+    @inlinable
     public var isCompleted: Bool {
-        state.withLock { state in
-            if case .completed = state { return true }
-            return false
-        }
+        withStateLock { isSettled }
     }
 
     /// The result, if the future has been completed; `nil` while it is pending.
+    @inlinable
     public var result: Result<Value, any Error>? {
-        state.withLock { state in
-            if case .completed(let result) = state { return result }
-            return nil
-        }
+        withStateLock { outcome.result }
     }
 
     /// Registers `callback`, which runs exactly once with the result.
@@ -118,12 +169,14 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     ///     future, or at once on the caller's thread if the future is already complete.
     ///   - callback: Receives the value or the error.
     /// - Returns: This future, so that observers can be chained.
+    @inlinable
     @discardableResult
     public func observe(
         on queue: DispatchQueue? = nil,
         _ callback: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) -> Future<Value> {
-        whenComplete { result in
+        whenComplete { completed in
+            let result = Future<Value>.result(of: completed)
             if let queue {
                 queue.async { callback(result) }
             } else {
@@ -142,10 +195,11 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// ```swift
     /// let bearer = tokenFuture.map { token in "Bearer \(token.accessToken)" }
     /// ```
+    @inlinable
     public func map<T: Sendable>(_ transform: @escaping @Sendable (Value) throws -> T) -> Future<T> {
         let next = Future<T>(pending: ())
-        whenComplete { result in
-            switch result {
+        whenComplete { completed in
+            switch Future<Value>.result(of: completed) {
             case .success(let value):
                 do {
                     return next.settle(.success(try transform(value)))
@@ -167,12 +221,13 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// ```swift
     /// let profile = authentication.refresh().flatMap { fresh in api.profile(token: fresh.accessToken) }
     /// ```
+    @inlinable
     public func flatMap<T: Sendable>(_ transform: @escaping @Sendable (Value) -> Future<T>) -> Future<T> {
         let next = Future<T>(pending: ())
-        whenComplete { result in
-            switch result {
+        whenComplete { completed in
+            switch Future<Value>.result(of: completed) {
             case .success(let value):
-                return transform(value).whenComplete { next.settle($0) }
+                return transform(value).forward(to: next)
             case .failure(let error):
                 return next.settle(.failure(error))
             }
@@ -185,10 +240,11 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// ```swift
     /// let typed = refresh.mapError { error in AppError.sessionExpired(underlying: error) }
     /// ```
+    @inlinable
     public func mapError(_ transform: @escaping @Sendable (any Error) -> any Error) -> Future<Value> {
         let next = Future<Value>(pending: ())
-        whenComplete { result in
-            next.settle(result.mapError { transform($0) })
+        whenComplete { completed in
+            next.settle(Future<Value>.result(of: completed).mapError { transform($0) })
         }.run()
         return next
     }
@@ -198,9 +254,11 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// ```swift
     /// let nameOrGuest = api.userName().recover { _ in "guest" }
     /// ```
+    @inlinable
     public func recover(_ transform: @escaping @Sendable (any Error) throws -> Value) -> Future<Value> {
         let next = Future<Value>(pending: ())
-        whenComplete { result in
+        whenComplete { completed in
+            let result = Future<Value>.result(of: completed)
             switch result {
             case .success:
                 return next.settle(result)
@@ -220,14 +278,16 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// ```swift
     /// let token = cache.token().flatMapError { _ in tokenClient.fetchToken() }
     /// ```
+    @inlinable
     public func flatMapError(_ transform: @escaping @Sendable (any Error) -> Future<Value>) -> Future<Value> {
         let next = Future<Value>(pending: ())
-        whenComplete { result in
+        whenComplete { completed in
+            let result = Future<Value>.result(of: completed)
             switch result {
             case .success:
                 return next.settle(result)
             case .failure(let error):
-                return transform(error).whenComplete { next.settle($0) }
+                return transform(error).forward(to: next)
             }
         }.run()
         return next
@@ -252,7 +312,7 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
         error: any Error = FutureTimeoutError()
     ) -> Future<Value> {
         let next = Future<Value>(pending: ())
-        whenComplete { next.settle($0) }.run()
+        forward(to: next).run()
         if !next.isCompleted {
             // Strong: an observer may be all that wants the result, and observers do not keep a
             // future alive; the timer lets go of it when it fires.
@@ -283,8 +343,8 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
         let collected = Locked(CollectedValues<Value>(count: futures.count))
         let combined = Future<[Value]>(pending: ())
         for (index, future) in futures.enumerated() {
-            future.whenComplete { result in
-                switch result {
+            future.whenComplete { completed in
+                switch Future<Value>.result(of: completed) {
                 case .failure(let error):
                     return combined.settle(.failure(error))
                 case .success(let value):
@@ -295,87 +355,6 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
             }.run()
         }
         return combined
-    }
-
-    // MARK: - Internals
-
-    /// A pending future, completed by `settle`.
-    private init(pending: Void) {
-        state = Locked(.pending([]))
-    }
-
-    deinit {
-        // Released before it completed: nothing can complete it any more. Its observers (and the
-        // next stages of its chain, which they hold) hear that once, with a failure, from a loop
-        // that runs one stage at a time, so that neither a long chain nor nested releases grow
-        // the stack.
-        let callbacks = state.withLock { state -> [Callback] in
-            guard case .pending(let callbacks) = state, !callbacks.isEmpty else { return [] }
-            state = .pending([])
-            return callbacks
-        }
-        if !callbacks.isEmpty {
-            AbandonedFutures.fail(Self.failing(callbacks))
-        }
-    }
-
-    /// The steps that call `callbacks` with ``FutureAbandonedError``.
-    private static func failing(_ callbacks: [Callback]) -> FutureContinuations {
-        let result = Result<Value, any Error>.failure(FutureAbandonedError())
-        return FutureContinuations(callbacks.map { callback -> FutureContinuations.Step in { callback(result) } })
-    }
-
-    /// Completes the future when called; fails it with ``FutureAbandonedError`` when released
-    /// uncalled. The `complete` function handed to a future's body holds the only reference.
-    private final class Completer: Sendable {
-        private let future: Future<Value>
-
-        init(_ future: Future<Value>) {
-            self.future = future
-        }
-
-        func complete(_ result: Result<Value, any Error>) {
-            future.settle(result).run()
-        }
-
-        deinit {
-            AbandonedFutures.fail(future.settle(.failure(FutureAbandonedError())))
-        }
-    }
-
-    /// Registers `callback`. If the future is already complete, the callback is not run here but
-    /// returned, so the caller decides whether to run it now or hand it to an outer loop.
-    func whenComplete(_ callback: @escaping Callback) -> FutureContinuations {
-        let completed: Result<Value, any Error>? = state.withLock { state in
-            switch state {
-            case .pending(var callbacks):
-                state = .pending([])  // drop the reference so the append below does not copy
-                callbacks.append(callback)
-                state = .pending(callbacks)
-                return nil
-            case .completed(let result):
-                return result
-            }
-        }
-        guard let completed else { return FutureContinuations() }
-        return FutureContinuations { callback(completed) }
-    }
-
-    /// Completes the future unless it is already complete, and returns the callbacks that are now
-    /// due, without running them: no user code runs under the lock or inside this call.
-    func settle(_ result: Result<Value, any Error>) -> FutureContinuations {
-        let callbacks: [Callback]? = state.withLock { state in
-            guard case .pending(let callbacks) = state else { return nil }
-            state = .completed(result)
-            return callbacks
-        }
-        guard let callbacks, !callbacks.isEmpty else { return FutureContinuations() }
-        if callbacks.count == 1 {
-            let callback = callbacks[0]
-            return FutureContinuations { callback(result) }
-        }
-        return FutureContinuations(
-            callbacks.map { callback -> FutureContinuations.Step in { callback(result) } })
     }
 }
 
