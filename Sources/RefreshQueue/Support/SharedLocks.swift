@@ -1,3 +1,11 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// A fixed set of locks shared by many small, short-lived objects (waiting requests, futures),
 /// each guarded by the one its address picks.
 ///
@@ -5,25 +13,49 @@
 /// would cost an allocation and more memory than the object itself. Two objects may share a lock,
 /// which only means that they sometimes wait for each other for the length of a few assignments.
 ///
+/// The mutexes live in one buffer that is never freed, rather than in ``Locked`` values: taking a
+/// lock then touches no reference count (a `Locked` in an array was retained and released around
+/// every use, two more atomic operations on a line that every thread shares), and `withLock` can be
+/// inlined into the generic code of futures, which are specialized in the modules that use them.
+///
 /// Rules of use, on top of ``Locked``'s: a body touches only the state of the object it locked,
 /// and never takes another shared lock (two objects' locks may be the same one, or be taken in
 /// the other order elsewhere).
+@usableFromInline
 enum SharedLocks {
     /// A power of two, so that picking one is a mask.
-    private static let count = 64
+    @usableFromInline static let count = 64
 
-    private static let locks: [Locked<Void>] = (0..<count).map { _ in Locked(()) }
+    /// `count` mutexes, initialized once and never destroyed. Unchecked: the pointer is written
+    /// once, by the lazy initialization; the mutexes are what makes everything else safe.
+    @usableFromInline nonisolated(unsafe) static let mutexes: UnsafeMutablePointer<pthread_mutex_t> = {
+        let mutexes = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: count)
+        for index in 0..<count {
+            let mutex = mutexes + index
+            mutex.initialize(to: pthread_mutex_t())
+            var attributes = pthread_mutexattr_t()
+            pthread_mutexattr_init(&attributes)
+            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_NORMAL))
+            let status = pthread_mutex_init(mutex, &attributes)
+            pthread_mutexattr_destroy(&attributes)
+            precondition(status == 0, "pthread_mutex_init failed with \(status)")
+        }
+        return mutexes
+    }()
 
     /// Runs `body` holding the lock that guards `object`.
-    @inline(__always)
+    @inlinable
     static func withLock<Result>(for object: AnyObject, _ body: () throws -> Result) rethrows -> Result {
-        try locks[index(of: object)].withLock { _ in try body() }
+        let mutex = mutexes + index(of: object)
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
     }
 
     /// The lock of `object`: heap objects are 16-byte aligned, so the bits above the fourth pick it,
     /// folded so that objects allocated far apart spread too.
-    @inline(__always)
-    private static func index(of object: AnyObject) -> Int {
+    @inlinable
+    static func index(of object: AnyObject) -> Int {
         let address = UInt(bitPattern: ObjectIdentifier(object))
         return Int(truncatingIfNeeded: (address >> 4) ^ (address >> 10)) & (count - 1)
     }
