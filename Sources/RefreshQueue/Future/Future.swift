@@ -42,27 +42,37 @@ import Foundation
 public final class Future<Value: Sendable>: @unchecked Sendable {
     // The state lives in the future itself and is guarded by `SharedLocks.withLock(for: self)`
     // (see `withStateLock`): a chain creates a future per stage, and a mutex of its own would cost
-    // an allocation larger than the future. Code that is not specialized for `Value` (the loop
-    // that runs callbacks, the deinitializers) reads only the properties whose type does not
-    // depend on `Value`, so that it needs no type metadata looked up at run time.
+    // an allocation larger than the future. No property's type depends on `Value`, so that the
+    // code which is not specialized for `Value` (the loop that runs callbacks, the deinitializers)
+    // needs no type metadata looked up at run time. In this order the future of a small value
+    // fits a 64-byte allocator block.
     //
     // Exclusivity is not checked at run time: the lock, or ownership by the one loop running the
     // callbacks, already makes every access exclusive, and each check would cost a thread-local
     // lookup on every access, several per stage of a chain.
+
+    /// The result once completed, as `state` says (guarded). It is written once, and never again:
+    /// code that has seen the future completed under the lock, or that runs one of its callbacks,
+    /// may read it without the lock. While pending, it may hold the transform of the stage that
+    /// will complete the future, which only that stage's callback reads (see `holdsStep`).
+    @exclusivity(unchecked) @usableFromInline var storage: FutureStorage
 
     /// While pending, the callbacks registered so far (guarded). Once completed, those not yet run:
     /// they belong to the one loop that the completing call handed this future to (see
     /// ``runNextDue()``), and nothing else touches them.
     @exclusivity(unchecked) @usableFromInline var callbacks: FutureCallbacks
 
-    /// The result once completed (guarded). It is written once, and never again: code that has
-    /// seen `isSettled` under the lock, or that runs a callback of this future, may read it
-    /// without the lock.
-    @exclusivity(unchecked) @usableFromInline var outcome: FutureOutcome<Value>
+    /// What `storage` holds (guarded).
+    @exclusivity(unchecked) @usableFromInline var state: FutureState
 
-    /// Whether the future has completed (guarded). After `outcome`, where it fills what would
-    /// otherwise be padding: for small values the future then fits a smaller allocator block.
-    @exclusivity(unchecked) @usableFromInline var isSettled: Bool
+    /// Whether `storage` holds a stage's transform. Not guarded: written when the future is made,
+    /// before anyone else sees it, and when the stage's callback takes the transform; read by the
+    /// deinitializer.
+    @exclusivity(unchecked) @usableFromInline var holdsStep: Bool
+
+    /// Whether the future was made complete (``init(value:)``, ``init(error:)``): its state never
+    /// changes, so it is read without the lock.
+    @usableFromInline let isBornCompleted: Bool
 
     /// Creates a future and runs `body` at once, on the caller's thread.
     ///
@@ -75,9 +85,11 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// ``FutureAbandonedError``, so that nobody waits for it forever.
     @inlinable
     public init(_ body: (_ complete: @escaping @Sendable (Result<Value, any Error>) -> Void) -> Void) {
-        callbacks = FutureCallbacks()
-        isSettled = false
-        outcome = .pending
+        storage = FutureStorage()
+        callbacks = .none
+        state = .pending
+        holdsStep = false
+        isBornCompleted = false
         let completer = Completer(self)
         body { result in completer.complete(result) }
     }
@@ -85,17 +97,23 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// Creates a future that is already completed with `value`.
     @inlinable
     public init(value: Value) {
-        callbacks = FutureCallbacks()
-        isSettled = true
-        outcome = .success(value)
+        storage = FutureStorage()
+        callbacks = .none
+        state = .pending
+        holdsStep = false
+        isBornCompleted = true
+        store(.success(value))
     }
 
     /// Creates a future that is already completed with `error`.
     @inlinable
     public init(error: any Error) {
-        callbacks = FutureCallbacks()
-        isSettled = true
-        outcome = .failure(error)
+        storage = FutureStorage()
+        callbacks = .none
+        state = .pending
+        holdsStep = false
+        isBornCompleted = true
+        store(.failure(error))
     }
 
     /// Creates a future completed by an `async` operation, bridging async/await into futures.
@@ -121,17 +139,35 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// A pending future, completed by `settle`.
     @inlinable
     init(pending: Void) {
-        callbacks = FutureCallbacks()
-        isSettled = false
-        outcome = .pending
+        storage = FutureStorage()
+        callbacks = .none
+        state = .pending
+        holdsStep = false
+        isBornCompleted = false
+    }
+
+    /// A pending future that holds `step`, the transform of the stage that will complete it.
+    @inlinable
+    init<Step>(step: Step) {
+        storage = FutureStorage()
+        callbacks = .none
+        state = .pending
+        holdsStep = false
+        isBornCompleted = false
+        storeStep(step)
     }
 
     /// A future already failed with ``FutureAbandonedError`` whose `callbacks` are due: it stands
     /// in for a future released while pending, which cannot hold them while they run.
     private init(abandoning callbacks: FutureCallbacks) {
+        storage = FutureStorage()
         self.callbacks = callbacks
-        isSettled = true
-        outcome = .failure(FutureAbandonedError())
+        state = .pending
+        holdsStep = false
+        isBornCompleted = false
+        withStorage { _ = $0.initializeMemory(as: (any Error).self, repeating: FutureAbandonedError(), count: 1) }
+        state = .error
+        self.callbacks.prepareToTake()
     }
 
     deinit {
@@ -144,22 +180,26 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
         // orders the release of each reference before the deinitializer of the last one (a
         // release decrement, then an acquire fence before deinit). The thread sanitizer ignores
         // the accesses of deinitializers for that reason.
-        guard !isSettled, !callbacks.isEmpty else { return }
-        let standIn = Future(abandoning: callbacks)
-        callbacks = FutureCallbacks()
-        AbandonedFutures.fail(FutureContinuations(standIn))
+        if !state.isSettled, !callbacks.isEmpty {
+            let standIn = Future(abandoning: callbacks)
+            callbacks = .none
+            AbandonedFutures.fail(FutureContinuations(standIn))
+        }
+        destroyStorage()
     }
 
     /// Whether the future has been completed (with a value or an error).
     @inlinable
     public var isCompleted: Bool {
-        withStateLock { isSettled }
+        if isBornCompleted { return true }
+        return withStateLock { state.isSettled }
     }
 
     /// The result, if the future has been completed; `nil` while it is pending.
     @inlinable
     public var result: Result<Value, any Error>? {
-        withStateLock { outcome.result }
+        if isBornCompleted { return storedResult }
+        return withStateLock { storedResult }
     }
 
     /// Registers `callback`, which runs exactly once with the result.
@@ -175,14 +215,16 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
         on queue: DispatchQueue? = nil,
         _ callback: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) -> Future<Value> {
-        whenComplete { completed in
-            let result = Future<Value>.result(of: completed)
-            if let queue {
-                queue.async { callback(result) }
-            } else {
-                callback(result)
+        whenComplete {
+            { completed in
+                let result = Future<Value>.result(of: completed)
+                if let queue {
+                    queue.async { callback(result) }
+                } else {
+                    callback(result)
+                }
+                return FutureContinuations()
             }
-            return FutureContinuations()
         }.run()
         return self
     }
@@ -197,17 +239,21 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// ```
     @inlinable
     public func map<T: Sendable>(_ transform: @escaping @Sendable (Value) throws -> T) -> Future<T> {
-        let next = Future<T>(pending: ())
-        whenComplete { completed in
-            switch Future<Value>.result(of: completed) {
-            case .success(let value):
-                do {
-                    return next.settle(.success(try transform(value)))
-                } catch {
+        let next = Future<T>(step: FutureMapStep(transform))
+        // Captures `next` alone, which the closure then uses as its context: nothing is allocated.
+        whenComplete {
+            { completed in
+                let transform = next.takeStep(as: FutureMapStep<Value, T>.self).transform
+                switch Future<Value>.result(of: completed) {
+                case .success(let value):
+                    do {
+                        return next.settle(.success(try transform(value)))
+                    } catch {
+                        return next.settle(.failure(error))
+                    }
+                case .failure(let error):
                     return next.settle(.failure(error))
                 }
-            case .failure(let error):
-                return next.settle(.failure(error))
             }
         }.run()
         return next
@@ -223,13 +269,16 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// ```
     @inlinable
     public func flatMap<T: Sendable>(_ transform: @escaping @Sendable (Value) -> Future<T>) -> Future<T> {
-        let next = Future<T>(pending: ())
-        whenComplete { completed in
-            switch Future<Value>.result(of: completed) {
-            case .success(let value):
-                return transform(value).forward(to: next)
-            case .failure(let error):
-                return next.settle(.failure(error))
+        let next = Future<T>(step: FutureFlatMapStep(transform))
+        whenComplete {
+            { completed in
+                let transform = next.takeStep(as: FutureFlatMapStep<Value, T>.self).transform
+                switch Future<Value>.result(of: completed) {
+                case .success(let value):
+                    return transform(value).forward(to: next)
+                case .failure(let error):
+                    return next.settle(.failure(error))
+                }
             }
         }.run()
         return next
@@ -243,8 +292,10 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     @inlinable
     public func mapError(_ transform: @escaping @Sendable (any Error) -> any Error) -> Future<Value> {
         let next = Future<Value>(pending: ())
-        whenComplete { completed in
-            next.settle(Future<Value>.result(of: completed).mapError { transform($0) })
+        whenComplete {
+            { completed in
+                next.settle(Future<Value>.result(of: completed).mapError { transform($0) })
+            }
         }.run()
         return next
     }
@@ -257,16 +308,18 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     @inlinable
     public func recover(_ transform: @escaping @Sendable (any Error) throws -> Value) -> Future<Value> {
         let next = Future<Value>(pending: ())
-        whenComplete { completed in
-            let result = Future<Value>.result(of: completed)
-            switch result {
-            case .success:
-                return next.settle(result)
-            case .failure(let error):
-                do {
-                    return next.settle(.success(try transform(error)))
-                } catch {
-                    return next.settle(.failure(error))
+        whenComplete {
+            { completed in
+                let result = Future<Value>.result(of: completed)
+                switch result {
+                case .success:
+                    return next.settle(result)
+                case .failure(let error):
+                    do {
+                        return next.settle(.success(try transform(error)))
+                    } catch {
+                        return next.settle(.failure(error))
+                    }
                 }
             }
         }.run()
@@ -281,13 +334,15 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     @inlinable
     public func flatMapError(_ transform: @escaping @Sendable (any Error) -> Future<Value>) -> Future<Value> {
         let next = Future<Value>(pending: ())
-        whenComplete { completed in
-            let result = Future<Value>.result(of: completed)
-            switch result {
-            case .success:
-                return next.settle(result)
-            case .failure(let error):
-                return transform(error).forward(to: next)
+        whenComplete {
+            { completed in
+                let result = Future<Value>.result(of: completed)
+                switch result {
+                case .success:
+                    return next.settle(result)
+                case .failure(let error):
+                    return transform(error).forward(to: next)
+                }
             }
         }.run()
         return next
@@ -343,14 +398,16 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
         let collected = Locked(CollectedValues<Value>(count: futures.count))
         let combined = Future<[Value]>(pending: ())
         for (index, future) in futures.enumerated() {
-            future.whenComplete { completed in
-                switch Future<Value>.result(of: completed) {
-                case .failure(let error):
-                    return combined.settle(.failure(error))
-                case .success(let value):
-                    let values = collected.withLock { $0.store(value, at: index) }
-                    guard let values else { return FutureContinuations() }
-                    return combined.settle(.success(values))
+            future.whenComplete {
+                { completed in
+                    switch Future<Value>.result(of: completed) {
+                    case .failure(let error):
+                        return combined.settle(.failure(error))
+                    case .success(let value):
+                        let values = collected.withLock { $0.store(value, at: index) }
+                        guard let values else { return FutureContinuations() }
+                        return combined.settle(.success(values))
+                    }
                 }
             }.run()
         }

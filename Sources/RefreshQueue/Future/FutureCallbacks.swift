@@ -10,50 +10,67 @@ typealias FutureCallback = @Sendable (_ completed: AnyObject) -> FutureContinuat
 
 /// The callbacks of a future, in the order they were registered.
 ///
-/// Nearly every future has one callback (the next stage of a chain, or one observer), so the first
-/// is held inline and only the second and later ones go into an array: a future with one callback
+/// Nearly every future has one callback (the next stage of a chain, or one observer), which is held
+/// inline; only a second one moves them all into an array, so a future with one callback
 /// allocates nothing for it.
 ///
 /// While the future is pending, callbacks are appended. Once it completes they are taken out one
 /// at a time, in registration order, and each is released as it is taken, so that what it holds
 /// (the next stage, an observer's captures) goes as soon as it has run.
 @usableFromInline
-struct FutureCallbacks {
-    @usableFromInline var first: FutureCallback?
-    /// After `first`: in registration order while appending, reversed once taking begins so that
-    /// `popLast` takes them in order.
-    @usableFromInline var later: [FutureCallback]
-
-    /// No callbacks.
-    @inlinable
-    init() {
-        first = nil
-        later = []
-    }
+enum FutureCallbacks {
+    case none
+    case one(FutureCallback)
+    /// In registration order while appending; reversed by ``prepareToTake()`` so that `popLast`
+    /// takes them in order.
+    case many([FutureCallback])
 
     /// Whether there is no callback left.
     @inlinable
-    var isEmpty: Bool { first == nil && later.isEmpty }
+    var isEmpty: Bool {
+        if case .none = self { return true }
+        return false
+    }
 
-    /// Adds `callback` after the others. Only before ``takeNext()`` was first called.
+    /// Adds `callback` after the others. Only before ``prepareToTake()``.
     @inlinable
-    mutating func append(_ callback: @escaping FutureCallback) {
-        if first == nil {
-            first = callback
-        } else {
-            later.append(callback)
+    mutating func append(_ callback: __owned @escaping FutureCallback) {
+        switch self {
+        case .none:
+            self = .one(callback)
+        case .one(let first):
+            self = .many([first, callback])
+        case .many(var callbacks):
+            self = .none  // so that the array is not shared, and the append does not copy it
+            callbacks.append(callback)
+            self = .many(callbacks)
         }
+    }
+
+    /// Readies the callbacks for ``takeNext()``, once no more can be appended.
+    @inlinable
+    mutating func prepareToTake() {
+        guard case .many(var callbacks) = self else { return }
+        self = .none
+        callbacks.reverse()
+        self = .many(callbacks)
     }
 
     /// Removes and returns the callback registered earliest; `nil` when none is left.
     mutating func takeNext() -> FutureCallback? {
-        if let callback = first {
-            first = nil
-            if !later.isEmpty {
-                later.reverse()
+        switch self {
+        case .none:
+            return nil
+        case .one(let callback):
+            self = .none
+            return callback
+        case .many(var callbacks):
+            self = .none
+            let callback = callbacks.popLast()
+            if !callbacks.isEmpty {
+                self = .many(callbacks)
             }
             return callback
         }
-        return later.popLast()
     }
 }

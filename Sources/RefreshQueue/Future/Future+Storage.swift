@@ -1,0 +1,94 @@
+// Reading and writing the ``FutureStorage`` of a future. The rules of who may touch it when are
+// those of the properties it is made of, stated in `Future`.
+
+extension Future {
+    /// Runs `body` with the address of the storage.
+    @inlinable
+    @discardableResult
+    func withStorage<R>(_ body: (UnsafeMutableRawPointer) -> R) -> R {
+        withUnsafeMutablePointer(to: &storage) { body(UnsafeMutableRawPointer($0)) }
+    }
+
+    /// Stores `result` in the empty storage and records it in `state`.
+    @inlinable
+    func store(_ result: Result<Value, any Error>) {
+        switch result {
+        case .success(let value):
+            if FutureStorage.holds(Value.self) {
+                withStorage { _ = $0.initializeMemory(as: Value.self, repeating: value, count: 1) }
+                state = .value
+            } else {
+                let box: AnyObject = FutureValueBox(value)
+                withStorage { _ = $0.initializeMemory(as: AnyObject.self, repeating: box, count: 1) }
+                state = .boxedValue
+            }
+        case .failure(let error):
+            withStorage { _ = $0.initializeMemory(as: (any Error).self, repeating: error, count: 1) }
+            state = .error
+        }
+    }
+
+    /// The result; `nil` while pending. Read under the lock, or once the future is known to have
+    /// completed (the result never changes then).
+    @inlinable
+    var storedResult: Result<Value, any Error>? {
+        switch state {
+        case .pending:
+            return nil
+        case .value:
+            return .success(withStorage { $0.assumingMemoryBound(to: Value.self).pointee })
+        case .boxedValue:
+            let box = withStorage { $0.assumingMemoryBound(to: AnyObject.self).pointee }
+            return .success(unsafeDowncast(box, to: FutureValueBox<Value>.self).value)
+        case .error:
+            return .failure(withStorage { $0.assumingMemoryBound(to: (any Error).self).pointee })
+        }
+    }
+
+    /// Stores the transform of the stage that will complete this pending future, before anyone
+    /// else can see the future: a ``FutureMapStep`` or a ``FutureFlatMapStep``, a struct of one
+    /// closure.
+    @inlinable
+    func storeStep<Step>(_ step: Step) {
+        precondition(
+            MemoryLayout<Step>.size == MemoryLayout<FutureErasedStep>.size && FutureStorage.holds(Step.self),
+            "a step is one closure, and a closure fits in a future's storage")
+        withStorage { _ = $0.initializeMemory(as: Step.self, repeating: step, count: 1) }
+        holdsStep = true
+    }
+
+    /// Moves out the transform stored by ``storeStep(_:)``, exactly once: the stage's callback
+    /// calls this before it completes the future.
+    ///
+    /// No lock: nothing else reads the storage or `holdsStep` while the future is pending, and the
+    /// only writes before this one were made before the future was published.
+    @inlinable
+    func takeStep<Step>(as type: Step.Type) -> Step {
+        holdsStep = false
+        return withStorage { $0.assumingMemoryBound(to: Step.self).move() }
+    }
+
+    /// Destroys what the storage holds: for the deinitializer, which is not specialized and so must
+    /// not name a type built from `Value`.
+    func destroyStorage() {
+        let state = self.state
+        // Nothing to destroy is the case of every pending future whose stage ran.
+        if state == .pending, !holdsStep { return }
+        // One concrete call: generic helpers are not specialized in code that is not itself.
+        withUnsafeMutablePointer(to: &storage) { storage in
+            let bytes = UnsafeMutableRawPointer(storage)
+            switch state {
+            case .pending:
+                // A stage whose callback was released without running still holds its transform:
+                // a step struct of one closure, laid out and destroyed as that closure is.
+                bytes.bindMemory(to: FutureErasedStep.self, capacity: 1).deinitialize(count: 1)
+            case .value:
+                bytes.assumingMemoryBound(to: Value.self).deinitialize(count: 1)
+            case .boxedValue:
+                bytes.assumingMemoryBound(to: AnyObject.self).deinitialize(count: 1)
+            case .error:
+                bytes.assumingMemoryBound(to: (any Error).self).deinitialize(count: 1)
+            }
+        }
+    }
+}
