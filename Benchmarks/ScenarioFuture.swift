@@ -84,21 +84,3 @@ enum ScenarioFuture {
         block.deallocate()
     }
 }
-
-/// The transforms that both arms of a row apply, as closure values the optimizer cannot see
-/// through: each adds a step that it only learns at run time (one).
-struct ScenarioFutureTransforms: Sendable {
-    /// A `map` stage's transform, and what a baseline closure calls.
-    let increment: @Sendable (Int) throws -> Int
-    /// A `flatMap` stage's transform: an already completed future, as a cache hit would return.
-    let cachedFuture: @Sendable (Int) -> Future<Int>
-    /// What a baseline closure of a `flatMap` row calls instead: a function returning a `Result`.
-    let cachedResult: @Sendable (Int) -> Result<Int, any Error>
-
-    init() {
-        let step = opaque(1)
-        increment = { $0 &+ step }
-        cachedFuture = { Future(value: $0 &+ step) }
-        cachedResult = { .success($0 &+ step) }
-    }
-}

@@ -12,7 +12,7 @@ enum ScenarioFutureBaselines {
         var chain: [Stage] = []
         chain.reserveCapacity(stages)
         for _ in 0..<stages {
-            chain.append { result in result.flatMap { value in Result { try transform(value) } } }
+            chain.append { result in result.flatMap { value in Result { try transform.function(value) } } }
         }
         return applied(chain)
     }
@@ -24,7 +24,7 @@ enum ScenarioFutureBaselines {
         var chain: [Stage] = []
         chain.reserveCapacity(stages)
         for _ in 0..<stages {
-            chain.append { result in result.flatMap { value in transform(value) } }
+            chain.append { result in result.flatMap { value in transform.function(value) } }
         }
         return applied(chain)
     }
@@ -38,9 +38,9 @@ enum ScenarioFutureBaselines {
         let chain = opaque(ShortChain())
         var sum = 0
         for _ in 0..<chains {
-            chain.first = { result in result.flatMap { value in Result { try transform(value) } } }
-            chain.second = { result in result.flatMap { value in Result { try transform(value) } } }
-            chain.third = { result in result.flatMap { value in Result { try transform(value) } } }
+            chain.first = { result in result.flatMap { value in Result { try transform.function(value) } } }
+            chain.second = { result in result.flatMap { value in Result { try transform.function(value) } } }
+            chain.third = { result in result.flatMap { value in Result { try transform.function(value) } } }
             guard case .success(let value) = chain.applied(to: .success(0)) else { return nil }
             sum &+= value
         }
@@ -55,9 +55,9 @@ enum ScenarioFutureBaselines {
         let chain = opaque(ShortChain())
         var sum = 0
         for _ in 0..<chains {
-            chain.first = { result in result.flatMap { value in transform(value) } }
-            chain.second = { result in result.flatMap { value in transform(value) } }
-            chain.third = { result in result.flatMap { value in transform(value) } }
+            chain.first = { result in result.flatMap { value in transform.function(value) } }
+            chain.second = { result in result.flatMap { value in transform.function(value) } }
+            chain.third = { result in result.flatMap { value in transform.function(value) } }
             guard case .success(let value) = chain.applied(to: .success(0)) else { return nil }
             sum &+= value
         }
