@@ -16,7 +16,10 @@ extension Future {
         case .success(let value):
             if FutureStorage.holds(Value.self) {
                 withStorage { _ = $0.initializeMemory(as: Value.self, repeating: value, count: 1) }
-                state = .value
+                // Known here, where `Value` is: `_isPOD` is a constant in specialized code. The
+                // deinitializer, never specialized, then skips values with nothing to destroy
+                // instead of making two indirect calls to destroy them.
+                state = _isPOD(Value.self) ? .trivialValue : .value
             } else {
                 let box: AnyObject = FutureValueBox(value)
                 withStorage { _ = $0.initializeMemory(as: AnyObject.self, repeating: box, count: 1) }
@@ -35,7 +38,7 @@ extension Future {
         switch state {
         case .pending:
             return nil
-        case .value:
+        case .value, .trivialValue:
             return .success(withStorage { $0.assumingMemoryBound(to: Value.self).pointee })
         case .boxedValue:
             let box = withStorage { $0.assumingMemoryBound(to: AnyObject.self).pointee }
@@ -70,24 +73,29 @@ extension Future {
 
     /// Destroys what the storage holds: for the deinitializer, which is not specialized and so must
     /// not name a type built from `Value`.
+    @inline(__always)
     func destroyStorage() {
         let state = self.state
-        // Nothing to destroy is the case of every pending future whose stage ran.
-        if state == .pending, !holdsStep { return }
-        // One concrete call: generic helpers are not specialized in code that is not itself.
+        // Nothing to destroy: a value such as an `Int`, or a future released pending whose
+        // transform (if it had one) was taken.
+        if state == .trivialValue || (state == .pending && !holdsStep) { return }
         withUnsafeMutablePointer(to: &storage) { storage in
             let bytes = UnsafeMutableRawPointer(storage)
             switch state {
             case .pending:
                 // A stage whose callback was released without running still holds its transform:
                 // a step struct of one closure, laid out and destroyed as that closure is.
-                bytes.bindMemory(to: FutureErasedStep.self, capacity: 1).deinitialize(count: 1)
+                _ = bytes.bindMemory(to: FutureErasedStep.self, capacity: 1).move()
+            case .trivialValue:
+                break
             case .value:
-                bytes.assumingMemoryBound(to: Value.self).deinitialize(count: 1)
+                // Moved out and dropped: one call of the value's own destroy, rather than the
+                // unspecialized `deinitialize(count:)` and its array loop.
+                _ = bytes.assumingMemoryBound(to: Value.self).move()
             case .boxedValue:
-                bytes.assumingMemoryBound(to: AnyObject.self).deinitialize(count: 1)
+                _ = bytes.assumingMemoryBound(to: AnyObject.self).move()
             case .error:
-                bytes.assumingMemoryBound(to: (any Error).self).deinitialize(count: 1)
+                _ = bytes.assumingMemoryBound(to: (any Error).self).move()
             }
         }
     }

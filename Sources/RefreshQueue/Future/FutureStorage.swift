@@ -28,8 +28,10 @@ struct FutureStorage {
 enum FutureState: UInt8 {
     /// Nothing, or (see `Future.holdsStep`) the transform of the stage that will complete it.
     case pending
-    /// The value.
+    /// The value, of a type that must be destroyed.
     case value
+    /// The value, of a type with nothing to destroy (no references, as `Int`).
+    case trivialValue
     /// A ``FutureValueBox`` holding the value.
     case boxedValue
     /// The error.
