@@ -55,6 +55,8 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// code that has seen the future completed under the lock, or that runs one of its callbacks,
     /// may read it without the lock. While pending, it may hold the transform of the stage that
     /// will complete the future, which only that stage's callback reads (see `holdsStep`).
+    ///
+    /// The first property, as ``FutureStorage/offset`` requires; only used through its address.
     @exclusivity(unchecked) @usableFromInline var storage: FutureStorage
 
     /// While pending, the callbacks registered so far (guarded). Once completed, those not yet run:

@@ -6,6 +6,9 @@
 /// specialized, so it looks up at run time the type metadata of every property it destroys whose
 /// type is built from `Value`, and that one lookup cost more than the rest of a stage of a chain.
 /// Destroying a `Value` itself, an error or a reference needs no lookup.
+///
+/// It is the first property of a future and is only ever used through its address (see
+/// `Future.withStorage(_:)`), which is ``offset`` bytes into the object.
 @usableFromInline
 struct FutureStorage {
     @usableFromInline var words: (UInt64, UInt64)
@@ -14,6 +17,15 @@ struct FutureStorage {
     @inlinable
     init() {
         words = (0, 0)
+    }
+
+    /// Where the first property of a class instance lies: after the object's header, which is two
+    /// pointers on every platform (the runtime asserts it), at the property's alignment.
+    @inlinable
+    static var offset: Int {
+        let header = 2 * MemoryLayout<UnsafeRawPointer>.size
+        let alignment = MemoryLayout<Self>.alignment
+        return (header + alignment - 1) / alignment * alignment
     }
 
     /// Whether a `T` fits in the bytes.
