@@ -33,6 +33,10 @@ enum FutureCallbacks {
     }
 
     /// Adds `callback` after the others. Only before ``prepareToTake()``.
+    ///
+    /// The callback is taken owned, so that a new one moves in without a retain and a release.
+    /// Spelled `__owned`, not `consuming`: Swift 6.3 miscompiles a `consuming` closure parameter
+    /// stored in an enum's payload here in unoptimized builds, which then crash.
     @inlinable
     mutating func append(_ callback: __owned @escaping FutureCallback) {
         switch self {
