@@ -323,4 +323,85 @@ struct FutureMemoryTests {
         await done.wait(for: 1)
         #expect(done.results[0] == true)
     }
+
+    @Test(.exclusive) func abandoningAPendingChainOfOneHundredThousandFlatMapStagesFailsItWithoutOverflowingTheStack() async {
+        let done = Completions<Bool>()
+        let thread = Thread {
+            let kept = Protected<FutureAbandonedTests.Complete?>(nil)
+            var future = Future<Int> { complete in kept.withLock { $0 = complete } }
+            for index in 0..<100_000 {
+                if index.isMultiple(of: 2) {
+                    future = future.flatMap { Future(value: $0 + 1) }
+                } else {
+                    future = future.flatMap { value in Future { complete in complete(.success(value + 1)) } }
+                }
+            }
+            let tail = Protected<Bool?>(nil)
+            future.observe { result in
+                guard case .failure(let error) = result else { return tail.withLock { $0 = false } }
+                tail.withLock { $0 = error is FutureAbandonedError }
+            }
+            kept.withLock { $0 = nil }
+            done.record(0, tail.current == true)
+        }
+        thread.stackSize = 512 * 1024
+        thread.start()
+        await done.wait(for: 1)
+        #expect(done.results[0] == true)
+    }
+
+    @Test(.exclusive) func aChainOfOneHundredThousandStagesEachObservedTooCompletesEveryObserverOnce() async {
+        let done = Completions<Bool>()
+        let thread = Thread {
+            let stages = 100_000
+            let kept = Protected<FutureAbandonedTests.Complete?>(nil)
+            let calls = Protected([Int](repeating: 0, count: stages))
+            var future = Future<Int> { complete in kept.withLock { $0 = complete } }
+            for index in 0..<stages {
+                // Two callbacks on every future: the next stage, then an observer.
+                future = future.map { $0 + 1 }
+                future.observe { result in
+                    if (try? result.get()) == index + 1 { calls.withLock { $0[index] += 1 } }
+                }
+            }
+            let complete = kept.withLock { complete in
+                defer { complete = nil }
+                return complete
+            }
+            complete?(.success(0))
+            done.record(0, calls.current.allSatisfy { $0 == 1 } && (try? future.result?.get()) == stages)
+        }
+        thread.stackSize = 512 * 1024
+        thread.start()
+        await done.wait(for: 1)
+        #expect(done.results[0] == true)
+    }
+
+    @Test(.exclusive) func aChainOfOneHundredThousandStagesWhoseFuturesAreAbandonedInsideFailsOnce() async {
+        let done = Completions<Bool>()
+        let thread = Thread {
+            let failures = Protected(0)
+            let kept = Protected<FutureAbandonedTests.Complete?>(nil)
+            var future = Future<Int> { complete in kept.withLock { $0 = complete } }
+            for _ in 0..<100_000 {
+                // The first stage's future is dropped by its body; every later stage sees the error.
+                future = future.flatMap { _ in Future<Int> { _ in } }
+            }
+            future.observe { result in
+                if case .failure(let error) = result, error is FutureAbandonedError {
+                    failures.withLock { $0 += 1 }
+                }
+            }
+            let complete = kept.withLock { complete in
+                defer { complete = nil }
+                return complete
+            }
+            complete?(.success(0))
+            done.record(0, failures.current == 1)
+        }
+        thread.stackSize = 512 * 1024
+        thread.start()
+        await done.wait(for: 1)
+        #expect(done.results[0] == true)
+    }
 }

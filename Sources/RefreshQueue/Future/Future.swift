@@ -40,15 +40,41 @@ import Foundation
 ///
 /// `Future` is thread-safe: complete, observe and chain it from any thread.
 public final class Future<Value: Sendable>: @unchecked Sendable {
-    /// What a callback receives: the result of this future.
-    typealias Callback = @Sendable (Result<Value, any Error>) -> FutureContinuations
+    // The state lives in the future itself and is guarded by `SharedLocks.withLock(for: self)`
+    // (see `withStateLock`): a chain creates a future per stage, and a mutex of its own would cost
+    // an allocation larger than the future. No property's type depends on `Value`, so that the
+    // code which is not specialized for `Value` (the loop that runs callbacks, the deinitializers)
+    // needs no type metadata looked up at run time. In this order the future of a small value
+    // fits a 64-byte allocator block.
+    //
+    // Exclusivity is not checked at run time: the lock, or ownership by the one loop running the
+    // callbacks, already makes every access exclusive, and each check would cost a thread-local
+    // lookup on every access, several per stage of a chain.
 
-    private enum State {
-        case pending([Callback])
-        case completed(Result<Value, any Error>)
-    }
+    /// The result once completed, as `state` says (guarded). It is written once, and never again:
+    /// code that has seen the future completed under the lock, or that runs one of its callbacks,
+    /// may read it without the lock. While pending, it may hold the transform of the stage that
+    /// will complete the future, which only that stage's callback reads (see `holdsStep`).
+    ///
+    /// The first property, as ``FutureStorage/offset`` requires; only used through its address.
+    @exclusivity(unchecked) @usableFromInline var storage: FutureStorage
 
-    private let state: Locked<State>
+    /// While pending, the callbacks registered so far (guarded). Once completed, those not yet run:
+    /// they belong to the one loop that the completing call handed this future to (see
+    /// ``runNextDue()``), and nothing else touches them.
+    @exclusivity(unchecked) @usableFromInline var callbacks: FutureCallbacks
+
+    /// What `storage` holds (guarded).
+    @exclusivity(unchecked) @usableFromInline var state: FutureState
+
+    /// Whether `storage` holds a stage's transform. Not guarded: written when the future is made,
+    /// before anyone else sees it, and when the stage's callback takes the transform; read by the
+    /// deinitializer.
+    @exclusivity(unchecked) @usableFromInline var holdsStep: Bool
+
+    /// Whether the future was made complete (``init(value:)``, ``init(error:)``): its state never
+    /// changes, so it is read without the lock.
+    @usableFromInline let isBornCompleted: Bool
 
     /// Creates a future and runs `body` at once, on the caller's thread.
     ///
@@ -59,20 +85,37 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// If every copy of `complete` is released without having been called, the work that held it
     /// was dropped and the future can never complete: it fails at that moment with
     /// ``FutureAbandonedError``, so that nobody waits for it forever.
+    @inlinable
     public init(_ body: (_ complete: @escaping @Sendable (Result<Value, any Error>) -> Void) -> Void) {
-        state = Locked(.pending([]))
+        storage = FutureStorage()
+        callbacks = .none
+        state = .pending
+        holdsStep = false
+        isBornCompleted = false
         let completer = Completer(self)
         body { result in completer.complete(result) }
     }
 
     /// Creates a future that is already completed with `value`.
+    @inlinable
     public init(value: Value) {
-        state = Locked(.completed(.success(value)))
+        storage = FutureStorage()
+        callbacks = .none
+        state = .pending
+        holdsStep = false
+        isBornCompleted = true
+        store(.success(value))
     }
 
     /// Creates a future that is already completed with `error`.
+    @inlinable
     public init(error: any Error) {
-        state = Locked(.completed(.failure(error)))
+        storage = FutureStorage()
+        callbacks = .none
+        state = .pending
+        holdsStep = false
+        isBornCompleted = true
+        store(.failure(error))
     }
 
     /// Creates a future completed by an `async` operation, bridging async/await into futures.
@@ -95,20 +138,70 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
         }
     }
 
-    /// Whether the future has been completed (with a value or an error).
-    public var isCompleted: Bool {
-        state.withLock { state in
-            if case .completed = state { return true }
-            return false
+    /// A pending future, completed by `settle`.
+    @inlinable
+    init(pending: Void) {
+        storage = FutureStorage()
+        callbacks = .none
+        state = .pending
+        holdsStep = false
+        isBornCompleted = false
+    }
+
+    /// A pending future that holds `step`, the transform of the stage that will complete it.
+    @inlinable
+    init<Step>(step: Step) {
+        storage = FutureStorage()
+        callbacks = .none
+        state = .pending
+        holdsStep = false
+        isBornCompleted = false
+        storeStep(step)
+    }
+
+    /// A future already failed with ``FutureAbandonedError`` whose `callbacks` are due: it stands
+    /// in for a future released while pending, which cannot hold them while they run.
+    private init(abandoning callbacks: FutureCallbacks) {
+        storage = FutureStorage()
+        self.callbacks = callbacks
+        state = .pending
+        holdsStep = false
+        isBornCompleted = false
+        withStorage { _ = $0.initializeMemory(as: (any Error).self, repeating: FutureAbandonedError(), count: 1) }
+        state = .error
+        self.callbacks.prepareToTake()
+    }
+
+    deinit {
+        // Released before it completed: nothing can complete it any more. Its observers (and the
+        // next stages of its chain, which they hold) hear that once, with a failure, from a loop
+        // that runs one stage at a time, so that neither a long chain nor nested releases grow
+        // the stack.
+        //
+        // No lock: every other access ran while its caller held a reference, and the runtime
+        // orders the release of each reference before the deinitializer of the last one (a
+        // release decrement, then an acquire fence before deinit). The thread sanitizer ignores
+        // the accesses of deinitializers for that reason.
+        if !state.isSettled, !callbacks.isEmpty {
+            let standIn = Future(abandoning: callbacks)
+            callbacks = .none
+            AbandonedFutures.fail(FutureContinuations(standIn))
         }
+        destroyStorage()
+    }
+
+    /// Whether the future has been completed (with a value or an error).
+    @inlinable
+    public var isCompleted: Bool {
+        if isBornCompleted { return true }
+        return withStateLock { state.isSettled }
     }
 
     /// The result, if the future has been completed; `nil` while it is pending.
+    @inlinable
     public var result: Result<Value, any Error>? {
-        state.withLock { state in
-            if case .completed(let result) = state { return result }
-            return nil
-        }
+        if isBornCompleted { return storedResult }
+        return withStateLock { storedResult }
     }
 
     /// Registers `callback`, which runs exactly once with the result.
@@ -118,18 +211,22 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     ///     future, or at once on the caller's thread if the future is already complete.
     ///   - callback: Receives the value or the error.
     /// - Returns: This future, so that observers can be chained.
+    @inlinable
     @discardableResult
     public func observe(
         on queue: DispatchQueue? = nil,
         _ callback: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) -> Future<Value> {
-        whenComplete { result in
-            if let queue {
-                queue.async { callback(result) }
-            } else {
-                callback(result)
+        whenComplete {
+            { completed in
+                let result = Future<Value>.result(of: completed)
+                if let queue {
+                    queue.async { callback(result) }
+                } else {
+                    callback(result)
+                }
+                return FutureContinuations()
             }
-            return FutureContinuations()
         }.run()
         return self
     }
@@ -142,18 +239,23 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// ```swift
     /// let bearer = tokenFuture.map { token in "Bearer \(token.accessToken)" }
     /// ```
+    @inlinable
     public func map<T: Sendable>(_ transform: @escaping @Sendable (Value) throws -> T) -> Future<T> {
-        let next = Future<T>(pending: ())
-        whenComplete { result in
-            switch result {
-            case .success(let value):
-                do {
-                    return next.settle(.success(try transform(value)))
-                } catch {
+        let next = Future<T>(step: FutureMapStep(transform))
+        // Captures `next` alone, which the closure then uses as its context: nothing is allocated.
+        whenComplete {
+            { completed in
+                let transform = next.takeStep(as: FutureMapStep<Value, T>.self).transform
+                switch Future<Value>.result(of: completed) {
+                case .success(let value):
+                    do {
+                        return next.settle(.success(try transform(value)))
+                    } catch {
+                        return next.settle(.failure(error))
+                    }
+                case .failure(let error):
                     return next.settle(.failure(error))
                 }
-            case .failure(let error):
-                return next.settle(.failure(error))
             }
         }.run()
         return next
@@ -167,14 +269,18 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// ```swift
     /// let profile = authentication.refresh().flatMap { fresh in api.profile(token: fresh.accessToken) }
     /// ```
+    @inlinable
     public func flatMap<T: Sendable>(_ transform: @escaping @Sendable (Value) -> Future<T>) -> Future<T> {
-        let next = Future<T>(pending: ())
-        whenComplete { result in
-            switch result {
-            case .success(let value):
-                return transform(value).whenComplete { next.settle($0) }
-            case .failure(let error):
-                return next.settle(.failure(error))
+        let next = Future<T>(step: FutureFlatMapStep(transform))
+        whenComplete {
+            { completed in
+                let transform = next.takeStep(as: FutureFlatMapStep<Value, T>.self).transform
+                switch Future<Value>.result(of: completed) {
+                case .success(let value):
+                    return transform(value).forward(to: next)
+                case .failure(let error):
+                    return next.settle(.failure(error))
+                }
             }
         }.run()
         return next
@@ -185,10 +291,13 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// ```swift
     /// let typed = refresh.mapError { error in AppError.sessionExpired(underlying: error) }
     /// ```
+    @inlinable
     public func mapError(_ transform: @escaping @Sendable (any Error) -> any Error) -> Future<Value> {
         let next = Future<Value>(pending: ())
-        whenComplete { result in
-            next.settle(result.mapError { transform($0) })
+        whenComplete {
+            { completed in
+                next.settle(Future<Value>.result(of: completed).mapError { transform($0) })
+            }
         }.run()
         return next
     }
@@ -198,17 +307,21 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// ```swift
     /// let nameOrGuest = api.userName().recover { _ in "guest" }
     /// ```
+    @inlinable
     public func recover(_ transform: @escaping @Sendable (any Error) throws -> Value) -> Future<Value> {
         let next = Future<Value>(pending: ())
-        whenComplete { result in
-            switch result {
-            case .success:
-                return next.settle(result)
-            case .failure(let error):
-                do {
-                    return next.settle(.success(try transform(error)))
-                } catch {
-                    return next.settle(.failure(error))
+        whenComplete {
+            { completed in
+                let result = Future<Value>.result(of: completed)
+                switch result {
+                case .success:
+                    return next.settle(result)
+                case .failure(let error):
+                    do {
+                        return next.settle(.success(try transform(error)))
+                    } catch {
+                        return next.settle(.failure(error))
+                    }
                 }
             }
         }.run()
@@ -220,14 +333,18 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// ```swift
     /// let token = cache.token().flatMapError { _ in tokenClient.fetchToken() }
     /// ```
+    @inlinable
     public func flatMapError(_ transform: @escaping @Sendable (any Error) -> Future<Value>) -> Future<Value> {
         let next = Future<Value>(pending: ())
-        whenComplete { result in
-            switch result {
-            case .success:
-                return next.settle(result)
-            case .failure(let error):
-                return transform(error).whenComplete { next.settle($0) }
+        whenComplete {
+            { completed in
+                let result = Future<Value>.result(of: completed)
+                switch result {
+                case .success:
+                    return next.settle(result)
+                case .failure(let error):
+                    return transform(error).forward(to: next)
+                }
             }
         }.run()
         return next
@@ -252,7 +369,7 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
         error: any Error = FutureTimeoutError()
     ) -> Future<Value> {
         let next = Future<Value>(pending: ())
-        whenComplete { next.settle($0) }.run()
+        forward(to: next).run()
         if !next.isCompleted {
             // Strong: an observer may be all that wants the result, and observers do not keep a
             // future alive; the timer lets go of it when it fires.
@@ -283,99 +400,20 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
         let collected = Locked(CollectedValues<Value>(count: futures.count))
         let combined = Future<[Value]>(pending: ())
         for (index, future) in futures.enumerated() {
-            future.whenComplete { result in
-                switch result {
-                case .failure(let error):
-                    return combined.settle(.failure(error))
-                case .success(let value):
-                    let values = collected.withLock { $0.store(value, at: index) }
-                    guard let values else { return FutureContinuations() }
-                    return combined.settle(.success(values))
+            future.whenComplete {
+                { completed in
+                    switch Future<Value>.result(of: completed) {
+                    case .failure(let error):
+                        return combined.settle(.failure(error))
+                    case .success(let value):
+                        let values = collected.withLock { $0.store(value, at: index) }
+                        guard let values else { return FutureContinuations() }
+                        return combined.settle(.success(values))
+                    }
                 }
             }.run()
         }
         return combined
-    }
-
-    // MARK: - Internals
-
-    /// A pending future, completed by `settle`.
-    private init(pending: Void) {
-        state = Locked(.pending([]))
-    }
-
-    deinit {
-        // Released before it completed: nothing can complete it any more. Its observers (and the
-        // next stages of its chain, which they hold) hear that once, with a failure, from a loop
-        // that runs one stage at a time, so that neither a long chain nor nested releases grow
-        // the stack.
-        let callbacks = state.withLock { state -> [Callback] in
-            guard case .pending(let callbacks) = state, !callbacks.isEmpty else { return [] }
-            state = .pending([])
-            return callbacks
-        }
-        if !callbacks.isEmpty {
-            AbandonedFutures.fail(Self.failing(callbacks))
-        }
-    }
-
-    /// The steps that call `callbacks` with ``FutureAbandonedError``.
-    private static func failing(_ callbacks: [Callback]) -> FutureContinuations {
-        let result = Result<Value, any Error>.failure(FutureAbandonedError())
-        return FutureContinuations(callbacks.map { callback -> FutureContinuations.Step in { callback(result) } })
-    }
-
-    /// Completes the future when called; fails it with ``FutureAbandonedError`` when released
-    /// uncalled. The `complete` function handed to a future's body holds the only reference.
-    private final class Completer: Sendable {
-        private let future: Future<Value>
-
-        init(_ future: Future<Value>) {
-            self.future = future
-        }
-
-        func complete(_ result: Result<Value, any Error>) {
-            future.settle(result).run()
-        }
-
-        deinit {
-            AbandonedFutures.fail(future.settle(.failure(FutureAbandonedError())))
-        }
-    }
-
-    /// Registers `callback`. If the future is already complete, the callback is not run here but
-    /// returned, so the caller decides whether to run it now or hand it to an outer loop.
-    func whenComplete(_ callback: @escaping Callback) -> FutureContinuations {
-        let completed: Result<Value, any Error>? = state.withLock { state in
-            switch state {
-            case .pending(var callbacks):
-                state = .pending([])  // drop the reference so the append below does not copy
-                callbacks.append(callback)
-                state = .pending(callbacks)
-                return nil
-            case .completed(let result):
-                return result
-            }
-        }
-        guard let completed else { return FutureContinuations() }
-        return FutureContinuations { callback(completed) }
-    }
-
-    /// Completes the future unless it is already complete, and returns the callbacks that are now
-    /// due, without running them: no user code runs under the lock or inside this call.
-    func settle(_ result: Result<Value, any Error>) -> FutureContinuations {
-        let callbacks: [Callback]? = state.withLock { state in
-            guard case .pending(let callbacks) = state else { return nil }
-            state = .completed(result)
-            return callbacks
-        }
-        guard let callbacks, !callbacks.isEmpty else { return FutureContinuations() }
-        if callbacks.count == 1 {
-            let callback = callbacks[0]
-            return FutureContinuations { callback(result) }
-        }
-        return FutureContinuations(
-            callbacks.map { callback -> FutureContinuations.Step in { callback(result) } })
     }
 }
 

@@ -8,7 +8,8 @@ import Musl
 
 /// A value that is only ever read or written while holding its own mutex.
 ///
-/// This is the package's one lock type. `Synchronization.Mutex` would do the same job but needs
+/// This is the package's one lock type (``SharedLocks`` is a fixed pool of the same mutex, set up
+/// by ``initializeMutex(_:)``). `Synchronization.Mutex` would do the same job but needs
 /// iOS 18 / macOS 15, and the package supports iOS 13 / macOS 10.15. The value and the
 /// `pthread_mutex_t` live in a single heap allocation (a `ManagedBuffer`), so the mutex has a
 /// stable address and taking the lock costs one uncontended `pthread_mutex_lock`. `Locked` itself
@@ -33,14 +34,7 @@ struct Locked<State>: @unchecked Sendable {
         static func make(_ initialState: State) -> Storage {
             let buffer = Storage.create(minimumCapacity: 1) { _ in initialState }
             let storage = unsafeDowncast(buffer, to: Storage.self)
-            storage.withUnsafeMutablePointerToElements { mutex in
-                var attributes = pthread_mutexattr_t()
-                pthread_mutexattr_init(&attributes)
-                pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_NORMAL))
-                let status = pthread_mutex_init(mutex, &attributes)
-                pthread_mutexattr_destroy(&attributes)
-                precondition(status == 0, "pthread_mutex_init failed with \(status)")
-            }
+            storage.withUnsafeMutablePointerToElements(initializeMutex)
             return storage
         }
 
@@ -60,4 +54,15 @@ struct Locked<State>: @unchecked Sendable {
             }
         }
     }
+}
+
+/// Sets up `mutex` as a plain (non-recursive, unchecked) mutex: the one lock of ``Locked`` and of
+/// ``SharedLocks``.
+func initializeMutex(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
+    var attributes = pthread_mutexattr_t()
+    pthread_mutexattr_init(&attributes)
+    pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_NORMAL))
+    let status = pthread_mutex_init(mutex, &attributes)
+    pthread_mutexattr_destroy(&attributes)
+    precondition(status == 0, "pthread_mutex_init failed with \(status)")
 }

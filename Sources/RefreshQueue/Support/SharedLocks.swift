@@ -1,3 +1,11 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// A fixed set of locks shared by many small, short-lived objects (waiting requests, futures),
 /// each guarded by the one its address picks.
 ///
@@ -5,27 +13,50 @@
 /// would cost an allocation and more memory than the object itself. Two objects may share a lock,
 /// which only means that they sometimes wait for each other for the length of a few assignments.
 ///
+/// The mutexes live in one buffer that is never freed, rather than in ``Locked`` values: taking a
+/// lock then touches no reference count (a `Locked` in an array was retained and released around
+/// every use, two more atomic operations on a line that every thread shares), and `withLock` can be
+/// inlined into the generic code of futures, which are specialized in the modules that use them.
+///
 /// Rules of use, on top of ``Locked``'s: a body touches only the state of the object it locked,
 /// and never takes another shared lock (two objects' locks may be the same one, or be taken in
 /// the other order elsewhere).
+@usableFromInline
 enum SharedLocks {
     /// A power of two, so that picking one is a mask.
-    private static let count = 64
+    @usableFromInline static let count = 64
 
-    /// Each guards a byte it never uses: a `Void` state would share its address with the mutex
-    /// stored after it, and the thread sanitizer would take the lock's own memory for the state.
-    private static let locks: [Locked<UInt8>] = (0..<count).map { _ in Locked(0) }
+    /// Bytes between two mutexes: each has a cache line of its own (128 bytes on Apple silicon),
+    /// so that threads taking different locks do not slow each other down.
+    @usableFromInline static let stride = 128
+
+    /// `count` mutexes, `stride` bytes apart, initialized once and never destroyed. Unchecked: the
+    /// pointer is written once, by the lazy initialization; the mutexes are what makes everything
+    /// else safe.
+    @usableFromInline nonisolated(unsafe) static let mutexes: UnsafeMutableRawPointer = {
+        precondition(MemoryLayout<pthread_mutex_t>.size <= stride, "a mutex fits its slot")
+        let mutexes = UnsafeMutableRawPointer.allocate(byteCount: count * stride, alignment: stride)
+        for index in 0..<count {
+            let mutex = (mutexes + index * stride).bindMemory(to: pthread_mutex_t.self, capacity: 1)
+            mutex.initialize(to: pthread_mutex_t())
+            initializeMutex(mutex)
+        }
+        return mutexes
+    }()
 
     /// Runs `body` holding the lock that guards `object`.
-    @inline(__always)
+    @inlinable
     static func withLock<Result>(for object: AnyObject, _ body: () throws -> Result) rethrows -> Result {
-        try locks[index(of: object)].withLock { _ in try body() }
+        let mutex = (mutexes + index(of: object) * stride).assumingMemoryBound(to: pthread_mutex_t.self)
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
     }
 
     /// The lock of `object`: heap objects are 16-byte aligned, so the bits above the fourth pick it,
     /// folded so that objects allocated far apart spread too.
-    @inline(__always)
-    private static func index(of object: AnyObject) -> Int {
+    @inlinable
+    static func index(of object: AnyObject) -> Int {
         let address = UInt(bitPattern: ObjectIdentifier(object))
         return Int(truncatingIfNeeded: (address >> 4) ^ (address >> 10)) & (count - 1)
     }
