@@ -66,7 +66,9 @@ struct FutureConcurrencyTests {
                 case nil:
                     if completed { wrong.withLock { $0 += 1 } }
                 case .success(let value):
-                    if value != "a value and more, long enough for a string kept on the heap" { wrong.withLock { $0 += 1 } }
+                    if value != "a value and more, long enough for a string kept on the heap" {
+                        wrong.withLock { $0 += 1 }
+                    }
                 case .failure:
                     wrong.withLock { $0 += 1 }
                 }

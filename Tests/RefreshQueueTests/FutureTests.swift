@@ -324,7 +324,9 @@ struct FutureMemoryTests {
         #expect(done.results[0] == true)
     }
 
-    @Test(.exclusive) func abandoningAPendingChainOfOneHundredThousandFlatMapStagesFailsItWithoutOverflowingTheStack() async {
+    @Test(.exclusive) func abandoningAPendingChainOfOneHundredThousandFlatMapStagesFailsItWithoutOverflowingTheStack()
+        async
+    {
         let done = Completions<Bool>()
         let thread = Thread {
             let kept = Protected<FutureAbandonedTests.Complete?>(nil)
