@@ -18,16 +18,18 @@ extension URLSession {
         _ request: URLRequest, deadline: DispatchTime? = nil, refusingRedirects: Bool = false
     ) async throws -> (Data, URLResponse) {
         let handle = CancellationRelay<URLSessionDataTask>()
-        // The task, until it ends or the deadline passes, whichever comes first.
-        let watch = Locked(DeadlineWatch.running(nil))
+        // The task, until it ends or the deadline passes, whichever comes first; nothing to watch
+        // (and no lock to allocate) without a deadline.
+        let watch = deadline.map { _ in Locked(DeadlineWatch.running(nil)) }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let task = dataTask(with: request) { data, response, error in
-                    let timedOut = watch.withLock { watch in
-                        defer { watch = .ended }
-                        if case .timedOut = watch { return true }
-                        return false
-                    }
+                    let timedOut =
+                        watch?.withLock { watch in
+                            defer { watch = .ended }
+                            if case .timedOut = watch { return true }
+                            return false
+                        } ?? false
                     if let error {
                         let wasCancelled = (error as? URLError)?.code == .cancelled
                         if wasCancelled && timedOut {
@@ -43,7 +45,7 @@ extension URLSession {
                         continuation.resume(throwing: URLError(.badServerResponse))
                     }
                 }
-                if let deadline {
+                if let deadline, let watch {
                     watch.withLock { $0 = .running(task) }
                     DispatchQueue.global().asyncAfter(deadline: deadline) {
                         let expired: URLSessionDataTask? = watch.withLock { watch in
