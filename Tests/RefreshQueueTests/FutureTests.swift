@@ -300,61 +300,24 @@ struct FutureAbandonedTests {
 @Suite("Future memory", .timeLimit(.minutes(5)))
 struct FutureMemoryTests {
     @Test(.exclusive) func abandoningAPendingChainOfOneHundredThousandStagesFailsItWithoutOverflowingTheStack() async {
-        let done = Completions<Bool>()
-        // A thread with a small stack, like a secondary thread on Apple platforms.
-        let thread = Thread {
-            let kept = Protected<FutureAbandonedTests.Complete?>(nil)
-            let head = Future<Int> { complete in kept.withLock { $0 = complete } }
-            var future = head
-            for _ in 0..<100_000 {
-                future = future.map { $0 + 1 }
-            }
-            let tail = Protected<Bool?>(nil)
-            future.observe { result in
-                guard case .failure(let error) = result else { return tail.withLock { $0 = false } }
-                tail.withLock { $0 = error is FutureAbandonedError }
-            }
-            // Dropping the pending work fails every stage, one at a time, and frees them.
-            kept.withLock { $0 = nil }
-            done.record(0, tail.current == true)
-        }
-        thread.stackSize = 512 * 1024
-        thread.start()
-        await done.wait(for: 1)
-        #expect(done.results[0] == true)
+        let failed = await Self.abandoningAChainFailsItsTail { future, _ in future.map { $0 + 1 } }
+        #expect(failed)
     }
 
     @Test(.exclusive) func abandoningAPendingChainOfOneHundredThousandFlatMapStagesFailsItWithoutOverflowingTheStack()
         async
     {
-        let done = Completions<Bool>()
-        let thread = Thread {
-            let kept = Protected<FutureAbandonedTests.Complete?>(nil)
-            var future = Future<Int> { complete in kept.withLock { $0 = complete } }
-            for index in 0..<100_000 {
-                if index.isMultiple(of: 2) {
-                    future = future.flatMap { Future(value: $0 + 1) }
-                } else {
-                    future = future.flatMap { value in Future { complete in complete(.success(value + 1)) } }
-                }
+        let failed = await Self.abandoningAChainFailsItsTail { future, index in
+            if index.isMultiple(of: 2) {
+                return future.flatMap { Future(value: $0 + 1) }
             }
-            let tail = Protected<Bool?>(nil)
-            future.observe { result in
-                guard case .failure(let error) = result else { return tail.withLock { $0 = false } }
-                tail.withLock { $0 = error is FutureAbandonedError }
-            }
-            kept.withLock { $0 = nil }
-            done.record(0, tail.current == true)
+            return future.flatMap { value in Future { complete in complete(.success(value + 1)) } }
         }
-        thread.stackSize = 512 * 1024
-        thread.start()
-        await done.wait(for: 1)
-        #expect(done.results[0] == true)
+        #expect(failed)
     }
 
     @Test(.exclusive) func aChainOfOneHundredThousandStagesEachObservedTooCompletesEveryObserverOnce() async {
-        let done = Completions<Bool>()
-        let thread = Thread {
+        let allOnce = await Self.onASmallStack {
             let stages = 100_000
             let kept = Protected<FutureAbandonedTests.Complete?>(nil)
             let calls = Protected([Int](repeating: 0, count: stages))
@@ -366,22 +329,14 @@ struct FutureMemoryTests {
                     if (try? result.get()) == index + 1 { calls.withLock { $0[index] += 1 } }
                 }
             }
-            let complete = kept.withLock { complete in
-                defer { complete = nil }
-                return complete
-            }
-            complete?(.success(0))
-            done.record(0, calls.current.allSatisfy { $0 == 1 } && (try? future.result?.get()) == stages)
+            Self.take(kept)?(.success(0))
+            return calls.current.allSatisfy { $0 == 1 } && (try? future.result?.get()) == stages
         }
-        thread.stackSize = 512 * 1024
-        thread.start()
-        await done.wait(for: 1)
-        #expect(done.results[0] == true)
+        #expect(allOnce)
     }
 
     @Test(.exclusive) func aChainOfOneHundredThousandStagesWhoseFuturesAreAbandonedInsideFailsOnce() async {
-        let done = Completions<Bool>()
-        let thread = Thread {
+        let failedOnce = await Self.onASmallStack {
             let failures = Protected(0)
             let kept = Protected<FutureAbandonedTests.Complete?>(nil)
             var future = Future<Int> { complete in kept.withLock { $0 = complete } }
@@ -394,16 +349,52 @@ struct FutureMemoryTests {
                     failures.withLock { $0 += 1 }
                 }
             }
-            let complete = kept.withLock { complete in
-                defer { complete = nil }
-                return complete
-            }
-            complete?(.success(0))
-            done.record(0, failures.current == 1)
+            Self.take(kept)?(.success(0))
+            return failures.current == 1
         }
+        #expect(failedOnce)
+    }
+
+    /// Builds 100,000 stages with `stage` on a pending future, drops the work that would complete
+    /// it, and tells whether the last stage failed with ``FutureAbandonedError``: dropping the
+    /// pending work fails every stage, one at a time, and frees them.
+    private static func abandoningAChainFailsItsTail(
+        _ stage: @escaping @Sendable (Future<Int>, Int) -> Future<Int>
+    ) async -> Bool {
+        await onASmallStack {
+            let kept = Protected<FutureAbandonedTests.Complete?>(nil)
+            var future = Future<Int> { complete in kept.withLock { $0 = complete } }
+            for index in 0..<100_000 {
+                future = stage(future, index)
+            }
+            let tail = Protected<Bool?>(nil)
+            future.observe { result in
+                guard case .failure(let error) = result else { return tail.withLock { $0 = false } }
+                tail.withLock { $0 = error is FutureAbandonedError }
+            }
+            kept.withLock { $0 = nil }
+            return tail.current == true
+        }
+    }
+
+    /// What `body` returns, run on a thread with a small stack, like a secondary thread on Apple
+    /// platforms: a chain completed or failed by nested calls would overflow it.
+    private static func onASmallStack(_ body: @escaping @Sendable () -> Bool) async -> Bool {
+        let done = Completions<Bool>()
+        let thread = Thread { done.record(0, body()) }
         thread.stackSize = 512 * 1024
         thread.start()
         await done.wait(for: 1)
-        #expect(done.results[0] == true)
+        return done.results[0] == true
+    }
+
+    /// The `complete` function `kept` holds, taken out of it.
+    private static func take(
+        _ kept: Protected<FutureAbandonedTests.Complete?>
+    ) -> FutureAbandonedTests.Complete? {
+        kept.withLock { complete in
+            defer { complete = nil }
+            return complete
+        }
     }
 }
