@@ -171,6 +171,9 @@ struct RefreshAheadTests {
         let first = try await closure.authorize(makeRequest())
         #expect(first.value(forHTTPHeaderField: "Authorization") == "Bearer current")
         await service.started.wait(for: 1)
+        // The first request was answered through the line, and until the thread that answered it
+        // has said so, later requests keep their place behind it: wait until one is signed at once.
+        await Self.waitForTheFastPath(closure)
 
         let results = Results()
         let waited = Protected(0)
@@ -193,6 +196,19 @@ struct RefreshAheadTests {
         #expect(next.value(forHTTPHeaderField: "Authorization") == "Bearer refreshed")
         #expect(service.refreshCount == 1)
         #expect(!events.descriptions.contains { $0.hasPrefix("refresh held") })
+    }
+
+    /// Sends requests one at a time until one is signed before `authorize` returns. Each attempt
+    /// waits for its own completion, so this ends as soon as nothing of the line is left to deliver.
+    private static func waitForTheFastPath(_ closure: Closure) async {
+        for _ in 0..<1_000 {
+            let returned = Protected(false)
+            let signedAtOnce: Bool = await withCheckedContinuation { continuation in
+                closure.authorize(makeRequest()) { _ in continuation.resume(returning: !returned.current) }
+                returned.withLock { $0 = true }
+            }
+            if signedAtOnce { return }
+        }
     }
 
     @Test func aRefreshedTokenThatMerelyRecommendsARefreshIsUsedNotFailedAsExcessive() async throws {
