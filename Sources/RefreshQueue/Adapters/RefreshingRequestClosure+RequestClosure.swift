@@ -9,7 +9,7 @@ extension RefreshingRequestClosure {
     /// that signs every request a provider sends.
     ///
     /// ```swift
-    /// extension Endpoint: URLRequestProviding {}
+    /// extension Endpoint: @retroactive URLRequestProviding {}
     ///
     /// let authentication = RefreshingRequestClosure<SpotifyAuthentication>()
     /// let provider = MoyaProvider<SpotifyAPI>(
@@ -21,8 +21,11 @@ extension RefreshingRequestClosure {
     /// `MoyaError.requestMapping`, `.parameterEncoding`, …) reaches `done` unchanged; any other
     /// error, including every ``RefreshQueueError``, goes through `mapError` first.
     ///
-    /// `done` is called exactly once: at once when the request can be signed without waiting,
-    /// otherwise from the closure's queue or the thread that ended the refresh, as Moya allows.
+    /// `done` is called exactly once: at once, on the caller's thread, when the request is signed
+    /// without waiting or refused before any refresh; otherwise from the closure's queue, or from
+    /// a timer thread when the wait timed out, as Moya allows (Moya hops to its `callbackQueue`
+    /// only for network answers). Do not combine it with Moya's `AccessTokenPlugin`, which adds a
+    /// second `Authorization` value.
     ///
     /// - Parameter mapError: Wraps errors into the provider's error type.
     public func requestClosure<Endpoint: URLRequestProviding, Failure: Error>(

@@ -9,7 +9,7 @@ import FoundationNetworking
 /// Moya's `Endpoint` already has this method; it adopts the protocol in one line:
 ///
 /// ```swift
-/// extension Endpoint: URLRequestProviding {}
+/// extension Endpoint: @retroactive URLRequestProviding {}
 /// ```
 public protocol URLRequestProviding {
     /// Builds the request. Errors thrown here reach the provider unchanged.
