@@ -183,4 +183,10 @@ extension TokenEndpointClient {
     public func exchange(code: String, for request: AuthorizationCodeRequest) async throws -> OAuth2Token {
         try await exchange(code: code, redirectURI: request.redirectURI, codeVerifier: request.codeVerifier)
     }
+
+    /// The `authorization_code` grant for the code that answered `request`, as a ``Future``: the
+    /// form chosen where the caller is not `async`.
+    public func exchange(code: String, for request: AuthorizationCodeRequest) -> Future<OAuth2Token> {
+        exchange(code: code, redirectURI: request.redirectURI, codeVerifier: request.codeVerifier)
+    }
 }

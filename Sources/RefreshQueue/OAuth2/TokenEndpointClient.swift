@@ -131,6 +131,38 @@ public struct TokenEndpointClient: Sendable {
             parameters, secrets: [code] + (codeVerifier.map { [$0] } ?? []), previous: nil, deadline: nil)
     }
 
+    // MARK: - Grants, for code without async/await
+
+    /// The `refresh_token` grant for callback-based code: the same request as the `async` form,
+    /// as a ``Future``.
+    ///
+    /// Chosen where the caller is not `async` (in an `async` function, `try await refresh(_:)`
+    /// is). Observe the result, or chain it, as everything else in the library:
+    ///
+    /// ```swift
+    /// client.refresh(token).observe(on: .main) { result in
+    ///     if case .success(let fresh) = result { store.save(fresh) }
+    /// }
+    /// ```
+    ///
+    /// The request is sent at once; the future fails with ``OAuth2Error`` as the `async` form throws.
+    public func refresh(_ token: OAuth2Token, scope: String? = nil) -> Future<OAuth2Token> {
+        Future(operation: { try await self.refresh(token, scope: scope) })
+    }
+
+    /// The `authorization_code` grant for callback-based code, as a ``Future``: for logging in
+    /// from code that is not `async` (Moya-era code, say).
+    ///
+    /// ```swift
+    /// client.exchange(code: code, redirectURI: redirectURI, codeVerifier: pkce.verifier)
+    ///     .observe(on: .main) { result in … }
+    /// ```
+    public func exchange(code: String, redirectURI: String, codeVerifier: String? = nil) -> Future<OAuth2Token> {
+        Future(operation: {
+            try await self.exchange(code: code, redirectURI: redirectURI, codeVerifier: codeVerifier)
+        })
+    }
+
     // MARK: - The request
 
     private func request(

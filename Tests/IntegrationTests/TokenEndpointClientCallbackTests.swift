@@ -1,0 +1,68 @@
+import Foundation
+import RefreshQueue
+import SpotifyStub
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The grants of `TokenEndpointClient` from code that is not `async`: each returns a `Future`.
+@Suite("TokenEndpointClient without async/await", .timeLimit(.minutes(5)))
+struct TokenEndpointClientCallbackTests {
+    @Test func callbackCodeLogsInAndRefreshesThroughFutures() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let client = StubHarness.exampleClient(stub)
+        let code = try await StubHarness.authorizationCode(stub, session: StubHarness.makeSession())
+
+        let tokens = try await Self.logInThenRefresh(client, code: code).value
+        #expect(tokens.login.accessToken != tokens.refreshed.accessToken)
+        #expect(tokens.refreshed.refreshToken != nil)
+        #expect(stub.counters.refreshTokenGrants == 1)
+    }
+
+    @Test func aRefusedGrantFailsTheFutureWithTheEndpointsError() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let client = StubHarness.exampleClient(stub)
+        let code = try await StubHarness.authorizationCode(stub, session: StubHarness.makeSession())
+        let redirectURI = SpotifyStub.Client.example.redirectURIs[0]
+
+        let login = try await Self.exchange(client, code: code, redirectURI: redirectURI).value
+        // The same code a second time: the server refuses it.
+        let reused = await Self.exchange(client, code: code, redirectURI: redirectURI).result(after: 30)
+        guard case .failure(let error) = reused else {
+            Issue.record("a reused authorization code was accepted")
+            return
+        }
+        #expect(error is OAuth2Error)
+        #expect(!String(describing: error).contains(login.accessToken))
+    }
+
+    /// Callback-era code: no `async` here, so the grants return futures, chained with `flatMap`.
+    private static func logInThenRefresh(
+        _ client: TokenEndpointClient, code: String
+    ) -> Future<(login: OAuth2Token, refreshed: OAuth2Token)> {
+        exchange(client, code: code, redirectURI: SpotifyStub.Client.example.redirectURIs[0])
+            .flatMap { login in client.refresh(login).map { (login: login, refreshed: $0) } }
+    }
+
+    /// The code grant from code that is not `async`.
+    private static func exchange(
+        _ client: TokenEndpointClient, code: String, redirectURI: String
+    ) -> Future<OAuth2Token> {
+        client.exchange(code: code, redirectURI: redirectURI)
+    }
+}
+
+extension Future {
+    /// The result, or a failure if none came within `seconds`.
+    fileprivate func result(after seconds: TimeInterval) async -> Result<Value, any Error> {
+        do {
+            return .success(try await timeout(after: seconds).value)
+        } catch {
+            return .failure(error)
+        }
+    }
+}
