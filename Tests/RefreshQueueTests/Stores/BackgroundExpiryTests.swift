@@ -55,6 +55,21 @@ struct BackgroundExpiryTests {
         expiry.current?()
     }
 
+    /// Fires the background expiry and returns the refresh's failure; records an issue and
+    /// returns `nil` when the refresh succeeded instead.
+    private static func failureAfterExpiry(
+        _ expiry: Protected<(@Sendable () -> Void)?>, of future: Future<FakeAuthentication>, calls: Protected<Int>
+    ) async throws -> (any Error)? {
+        try await fired(expiry)
+        let result = await outcome(of: future, calls: calls)
+        guard case .failure(let error) = result else {
+            Issue.record("the refresh succeeded after its background time ran out")
+            return nil
+        }
+        #expect(error is BackgroundTimeExpired)
+        return error
+    }
+
     @Test func expiryWhileWaitingForTheLockFailsTheRefreshOnceAndTheLockIsGivenBackWhenTaken() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -65,14 +80,7 @@ struct BackgroundExpiryTests {
         let calls = Protected(0)
         let future = refresh.refresh(
             service.authentication("stale", stale: true), within: RefreshBudget(abandonAfter: 20))
-        try await Self.fired(expiry)
-
-        let result = await Self.outcome(of: future, calls: calls)
-        guard case .failure(let error) = result else {
-            Issue.record("the refresh succeeded after its background time ran out")
-            return
-        }
-        #expect(error is BackgroundTimeExpired)
+        guard let error = try await Self.failureAfterExpiry(expiry, of: future, calls: calls) else { return }
         #expect((error as? any TransportFailure)?.isTransportFailure == true)
         // The refresh still waits for the lock; once it gets it, it must give it back untouched.
         otherProcess.unlock()
@@ -97,14 +105,7 @@ struct BackgroundExpiryTests {
             try await Task.sleep(nanoseconds: 5_000_000)
         }
         try #require(service.refreshCount == 1, "the refresh never started")
-        try await Self.fired(expiry)
-
-        let result = await Self.outcome(of: future, calls: calls)
-        guard case .failure(let error) = result else {
-            Issue.record("the refresh succeeded after its background time ran out")
-            return
-        }
-        #expect(error is BackgroundTimeExpired)
+        guard try await Self.failureAfterExpiry(expiry, of: future, calls: calls) != nil else { return }
         // Released at once: another process may take the lock while the refresh is still out.
         let otherProcess = try file.lock(timeout: 1)
         otherProcess.unlock()
