@@ -1,6 +1,7 @@
 import Foundation
 import RefreshQueue
 import SpotifyStub
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -38,6 +39,32 @@ struct TokenEndpointClientCallbackTests {
         }
         #expect(error is OAuth2Error)
         #expect(!String(describing: error).contains(login.accessToken))
+    }
+
+    @Test(.exclusive) func aHangingTokenEndpointFailsTheFutureByTheClientsTimeout() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let token = try await StubHarness.logIn(stub, through: StubHarness.exampleClient(stub))
+        stub.injectFaults(.hang)
+        // A session that would wait ten minutes: only the client's own deadline ends the request.
+        let patient = URLSessionConfiguration.ephemeral
+        patient.timeoutIntervalForRequest = 600
+        patient.timeoutIntervalForResource = 600
+        let session = URLSession(configuration: patient)
+        defer { session.invalidateAndCancel() }
+        let client = StubHarness.exampleClient(stub, session: session, requestTimeout: 0.5)
+
+        let result = await Self.refresh(client, token).result(after: 30)
+        guard case .failure(OAuth2Error.transport(let underlying)) = result else {
+            Issue.record("a hanging token endpoint did not fail the future with a transport timeout: \(result)")
+            return
+        }
+        #expect(underlying.code == .timedOut)
+    }
+
+    /// The refresh grant from code that is not `async`.
+    private static func refresh(_ client: TokenEndpointClient, _ token: OAuth2Token) -> Future<OAuth2Token> {
+        client.refresh(token)
     }
 
     /// Callback-era code: no `async` here, so the grants return futures, chained with `flatMap`.
