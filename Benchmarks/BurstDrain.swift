@@ -28,7 +28,8 @@ enum BurstDrain {
         let refresher = ManualRefresher()
         let stale = FakeAuthentication(stale: true, refresher: refresher)
         let fresh = FakeAuthentication(stale: false, refresher: refresher)
-        let closure = RefreshingRequestClosure<FakeAuthentication>(refreshWindow: .unlimited, find: { stale })
+        let closure = RefreshingRequestClosure<FakeAuthentication>(
+            options: .init(refreshWindow: .unlimited), find: { stale })
         let counter = DrainCounter(expected: requests)
         let completion = counter.completion
         closure.authorize(base, completion: completion)

@@ -102,7 +102,8 @@ enum MemoryProbe {
     private static func pendingClosure() throws -> (RefreshingRequestClosure<FakeAuthentication>, Completion, URL) {
         let refresher = ManualRefresher()
         let stale = FakeAuthentication(stale: true, refresher: refresher)
-        let closure = RefreshingRequestClosure<FakeAuthentication>(refreshWindow: .unlimited, find: { stale })
+        let closure = RefreshingRequestClosure<FakeAuthentication>(
+            options: .init(refreshWindow: .unlimited), find: { stale })
         let counter = DrainCounter(expected: requests + 1)
         let completion = counter.completion
         let base = try BenchmarkRequest.baseURL()

@@ -40,8 +40,13 @@ enum ScenarioLoopback {
         // Every request of this scenario goes to the Web API, so the default predicate (sign all)
         // is what an app would use; a predicate of its own would be the app's cost, not ours.
         let closure = RefreshingRequestClosure(
-            client: client, store: InMemoryAuthenticationStore<OAuth2Token>(shortLived), refreshWindow: .unlimited,
-            onEvent: log.handler)
+            client: client,
+            store: InMemoryAuthenticationStore<OAuth2Token>(shortLived),
+            options: .init(
+                refreshWindow: .unlimited,
+                onEvent: log.handler
+            )
+        )
 
         let plain = BenchmarkRequest.make(url: stub.baseURL.appendingPathComponent("v1/me"))
         let fixedHeader = "Bearer " + longLived.accessToken
@@ -123,8 +128,14 @@ enum ScenarioLoopback {
         let onlyWhenNeeded = TokenLeeway(minimum: 0, fractionOfLifetime: 0.1, maximumFractionOfLifetime: 1)
         let comparisonLog = RefreshLog()
         let comparison = RefreshingRequestClosure(
-            client: client, store: InMemoryAuthenticationStore<OAuth2Token>(comparisonToken), leeway: onlyWhenNeeded,
-            refreshWindow: .unlimited, onEvent: comparisonLog.handler)
+            client: client,
+            store: InMemoryAuthenticationStore<OAuth2Token>(comparisonToken),
+            leeway: onlyWhenNeeded,
+            options: .init(
+                refreshWindow: .unlimited,
+                onEvent: comparisonLog.handler
+            )
+        )
         let comparisonArm = await LoopbackArm.run(
             workers: workers, seconds: options.quick ? 1 : 3,
             send: { status(of: try await comparison.data(for: plain, using: session).1) })

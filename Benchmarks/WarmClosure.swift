@@ -19,7 +19,11 @@ struct WarmClosure: Sendable {
     static func make() throws -> WarmClosure {
         let authentication = FakeAuthentication(stale: false, refresher: ManualRefresher())
         let closure = RefreshingRequestClosure<FakeAuthentication>(
-            refreshWindow: .unlimited, find: { authentication })
+            options: .init(
+                refreshWindow: .unlimited
+            ),
+            find: { authentication }
+        )
         let base = try BenchmarkRequest.make()
         let first = DrainCounter(expected: 1)
         closure.authorize(base, completion: first.completion)

@@ -204,21 +204,19 @@ extension RefreshingRequestClosure where Authentication == OAuth2Authentication 
         client: TokenEndpointClient, store: FileAuthenticationStore<OAuth2Token>, lifetime: TimeInterval,
         timeline: Timeline?, tally: Tally
     ) -> RefreshingRequestClosure<OAuth2Authentication> {
-        RefreshingRequestClosure(
-            client: client, store: store,
-            // Tokens that live only seconds (--lifetime) legitimately need more refreshes than
-            // the default loop protection (5 in 30 s) allows.
-            refreshWindow: RefreshWindow(maximumRefreshes: max(5, Int(60 / lifetime) + 5), interval: 30),
-            // Only the Web API gets the token; the token endpoint authenticates the client itself.
-            requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true },
-            onEvent: { event in
-                if case .refreshHeldRequests(let count, _) = event { tally.record(held: count) }
-                timeline?.report(event)
-            },
-            onReauthenticationRequired: { _ in
-                timeline?.log("the refresh token was refused: the user must log in again")
-            }
-        )
+        var options = RefreshingRequestClosure<OAuth2Authentication>.Options()
+        // Tokens that live only seconds (--lifetime) legitimately need more refreshes than the
+        // default loop protection (5 in 30 s) allows.
+        options.refreshWindow = RefreshWindow(maximumRefreshes: max(5, Int(60 / lifetime) + 5), interval: 30)
+        // Only the Web API gets the token; the token endpoint authenticates the client itself.
+        options.requiresAuthentication = { $0.url?.path.hasPrefix("/v1/") == true }
+        options.onEvent = { event in
+            if case .refreshHeldRequests(let count, _) = event { tally.record(held: count) }
+            timeline?.report(event)
+        }
+        return RefreshingRequestClosure(client: client, store: store, options: options) { _ in
+            timeline?.log("the refresh token was refused: the user must log in again")
+        }
     }
 }
 

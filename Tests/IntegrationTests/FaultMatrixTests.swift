@@ -91,11 +91,17 @@ struct FaultMatrixTests {
         let store = InMemoryAuthenticationStore(expired)
         let events = Protected<[String]>([])
         let closure = RefreshingRequestClosure(
-            client: client, store: store, refreshTimeout: 1.5, refreshWindow: .unlimited,
-            onEvent: { event in
-                events.withLock { $0.append(event.description) }
-                if case .requestWaiting(let waiting) = event, waiting == Self.requests { allWaiting.signal() }
-            })
+            client: client,
+            store: store,
+            options: .init(
+                refreshTimeout: 1.5,
+                refreshWindow: .unlimited,
+                onEvent: { event in
+                    events.withLock { $0.append(event.description) }
+                    if case .requestWaiting(let waiting) = event, waiting == Self.requests { allWaiting.signal() }
+                }
+            )
+        )
 
         let memoryBefore = ResidentMemory.bytes()
         let started = ProcessInfo.processInfo.systemUptime

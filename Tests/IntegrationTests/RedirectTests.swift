@@ -132,7 +132,11 @@ struct RedirectTests {
         let foreign = try LoopbackServer { _ in .answer(status: 200, headers: [:], body: Data()) }
         defer { foreign.stop() }
         let authentication = RefreshingRequestClosure<CountedAuthentication>(
-            origins: .only(api.baseURL), find: { CountedAuthentication(accessToken: Self.token) })
+            options: .init(
+                origins: .only(api.baseURL)
+            ),
+            find: { CountedAuthentication(accessToken: Self.token) }
+        )
         _ = try await authentication.data(
             for: URLRequest(url: api.baseURL.appendingPathComponent("v1/me")), using: .shared)
         _ = try await authentication.data(

@@ -201,7 +201,11 @@ struct URLSessionAdapterTests {
         defer { stub.stop() }
         let session = StubHarness.makeSession(timeout: 60)
         let closure = RefreshingRequestClosure<StubAuthentication>(
-            missingAuthentication: .sendUnsigned, find: { nil })
+            options: .init(
+                missingAuthentication: .sendUnsigned
+            ),
+            find: { nil }
+        )
         stub.injectFaults(.hang)
         let task = Task {
             var request = URLRequest(url: stub.baseURL.appendingPathComponent("api/token"))

@@ -41,9 +41,14 @@ struct SharedTokenFileTests {
             refreshTimeout: TimeInterval = 30, onReauthenticationRequired: (@Sendable (any Error) -> Void)? = nil
         ) -> RefreshingRequestClosure<OAuth2Authentication> {
             RefreshingRequestClosure(
-                client: client, store: try! FileAuthenticationStore<OAuth2Token>(fileURL: store.fileURL),
-                refreshTimeout: refreshTimeout, requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true },
-                onReauthenticationRequired: onReauthenticationRequired)
+                client: client,
+                store: try! FileAuthenticationStore<OAuth2Token>(fileURL: store.fileURL),
+                options: .init(
+                    refreshTimeout: refreshTimeout,
+                    requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true }
+                ),
+                onReauthenticationRequired: onReauthenticationRequired
+            )
         }
 
         func tearDown() {

@@ -58,9 +58,15 @@ struct SoakTests {
         let workloads = try (0..<2).map { _ in
             Workload(
                 closure: RefreshingRequestClosure(
-                    client: client, store: try FileAuthenticationStore<OAuth2Token>(fileURL: file), refreshTimeout: 3,
-                    refreshWindow: .unlimited, requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true },
-                    onReauthenticationRequired: { _ in tally.count("reauth") }),
+                    client: client,
+                    store: try FileAuthenticationStore<OAuth2Token>(fileURL: file),
+                    options: .init(
+                        refreshTimeout: 3,
+                        refreshWindow: .unlimited,
+                        requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true }
+                    ),
+                    onReauthenticationRequired: { _ in tally.count("reauth") }
+                ),
                 url: stub.baseURL.appendingPathComponent("v1/me"), tally: tally)
         }
         let child = try ChildWorker([

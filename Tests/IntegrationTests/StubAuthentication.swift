@@ -116,11 +116,14 @@ extension RefreshingRequestClosure where Authentication == StubAuthentication {
     ) -> Self {
         let held = LoadOnce(authentication)
         return Self(
-            refreshTimeout: refreshTimeout,
-            abandonAfter: abandonAfter,
-            refreshWindow: refreshWindow,
-            requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true },
-            find: { held.take() })
+            options: .init(
+                refreshTimeout: refreshTimeout,
+                abandonAfter: abandonAfter,
+                refreshWindow: refreshWindow,
+                requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true }
+            ),
+            find: { held.take() }
+        )
     }
 }
 

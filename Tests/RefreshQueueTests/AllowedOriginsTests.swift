@@ -12,7 +12,7 @@ import FoundationNetworking
 struct AllowedOriginsTests {
     private func closure(_ origins: AllowedOrigins, service: TokenService = TokenService()) -> Closure {
         service.store(service.authentication("secret-token"))
-        return Closure(origins: origins, find: service.find)
+        return Closure(options: .init(origins: origins), find: service.find)
     }
 
     private func signed(_ url: String, by closure: Closure) async throws -> String? {
@@ -73,7 +73,7 @@ struct AllowedOriginsTests {
     @Test func theRequestPredicateStillExemptsRequestsFirst() async throws {
         let service = TokenService()
         service.store(service.authentication("secret-token"))
-        let closure = Closure(requiresAuthentication: { _ in false }, find: service.find)
+        let closure = Closure(options: .init(requiresAuthentication: { _ in false }), find: service.find)
         let request = URLRequest(url: URL(string: "http://plain.example.test/public")!)
         #expect(try await closure.authorize(request) == request)
     }

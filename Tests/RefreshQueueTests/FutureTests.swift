@@ -179,7 +179,7 @@ struct FutureTests {
         await #expect(throws: ExampleError(code: 7)) {
             try await never.timeout(after: 0.05, error: ExampleError(code: 7)).value
         }
-        await #expect(throws: FutureTimeoutError.self) {
+        await #expect(throws: FutureError.timedOut) {
             try await never.timeout(after: 0.01).value
         }
     }
@@ -228,12 +228,12 @@ struct FutureTests {
 struct FutureAbandonedTests {
     typealias Complete = @Sendable (Result<Int, any Error>) -> Void
 
-    @Test func aFutureWhoseBodyDropsCompleteFailsAtOnceWithFutureAbandonedError() {
+    @Test func aFutureWhoseBodyDropsCompleteFailsAtOnceAsAbandoned() {
         let future = Future<Int> { _ in }
         let seen = Protected<[Bool]>([])
         future.observe { result in
             guard case .failure(let error) = result else { return seen.withLock { $0.append(false) } }
-            seen.withLock { $0.append(error is FutureAbandonedError) }
+            seen.withLock { $0.append((error as? FutureError) == .abandoned) }
         }
         #expect(seen.current == [true])
     }
@@ -246,7 +246,7 @@ struct FutureAbandonedTests {
             head.observe { results.record(0, (try? $0.get()) == nil) }
             head.map { $0 + 1 }.flatMap { Future(value: $0 * 2) }.observe { result in
                 guard case .failure(let error) = result else { return results.record(1, false) }
-                results.record(1, error is FutureAbandonedError)
+                results.record(1, (error as? FutureError) == .abandoned)
             }
         }
         #expect(results.count == 0)
@@ -275,7 +275,7 @@ struct FutureAbandonedTests {
             Issue.record("expected the timed future to have failed at once")
             return
         }
-        #expect(error is FutureAbandonedError)
+        #expect((error as? FutureError) == .abandoned)
     }
 
     @Test func anAsyncWaiterOfAnAbandonedFutureThrowsInsteadOfWaitingForever() async {
@@ -289,7 +289,7 @@ struct FutureAbandonedTests {
                 _ = try await future.value
                 outcome.record(0, false)
             } catch {
-                outcome.record(0, error is FutureAbandonedError)
+                outcome.record(0, (error as? FutureError) == .abandoned)
             }
         }
         await outcome.wait(for: 1, timeout: 30)
@@ -345,7 +345,7 @@ struct FutureMemoryTests {
                 future = future.flatMap { _ in Future<Int> { _ in } }
             }
             future.observe { result in
-                if case .failure(let error) = result, error is FutureAbandonedError {
+                if case .failure(let error) = result, (error as? FutureError) == .abandoned {
                     failures.withLock { $0 += 1 }
                 }
             }
@@ -356,7 +356,7 @@ struct FutureMemoryTests {
     }
 
     /// Builds 100,000 stages with `stage` on a pending future, drops the work that would complete
-    /// it, and tells whether the last stage failed with ``FutureAbandonedError``: dropping the
+    /// it, and tells whether the last stage failed with ``FutureError/abandoned``: dropping the
     /// pending work fails every stage, one at a time, and frees them.
     private static func abandoningAChainFailsItsTail(
         _ stage: @escaping @Sendable (Future<Int>, Int) -> Future<Int>
@@ -370,7 +370,7 @@ struct FutureMemoryTests {
             let tail = Protected<Bool?>(nil)
             future.observe { result in
                 guard case .failure(let error) = result else { return tail.withLock { $0 = false } }
-                tail.withLock { $0 = error is FutureAbandonedError }
+                tail.withLock { $0 = (error as? FutureError) == .abandoned }
             }
             kept.withLock { $0 = nil }
             return tail.current == true

@@ -16,11 +16,11 @@ struct PromiseTests {
         let closure = RefreshingRequestClosure<FakeAuthentication>()
         #expect(closure.refreshTimeout == 30)
         #expect(closure.abandonAfter == 120)
-        #expect(closure.refreshWindow == RefreshWindow(maximumRefreshes: 5, interval: 30))
+        #expect(closure.options.refreshWindow == RefreshWindow(maximumRefreshes: 5, interval: 30))
         #expect(RefreshWindow.default == RefreshWindow(maximumRefreshes: 5, interval: 30))
         #expect(closure.scheme == .bearer)
         #expect(closure.origins == .all)
-        #expect(RefreshingRequestClosure<FakeAuthentication>(refreshTimeout: 2).abandonAfter == 8)
+        #expect(RefreshingRequestClosure<FakeAuthentication>(options: .init(refreshTimeout: 2)).abandonAfter == 8)
         let client = TokenEndpointClient(tokenURL: URL(string: "https://a.test/token")!, clientID: "c")
         #expect(client.requestTimeout == 30)
         #expect(client.acceptedTokenTypes == ["Bearer"])
@@ -30,7 +30,7 @@ struct PromiseTests {
     @Test func withTheDefaultWindowASixthRefreshWithinThirtySecondsIsRefused() async throws {
         let service = TokenService()
         let clock = ManualClock()
-        let closure = Closure(find: service.find, clock: clock.now)
+        let closure = Closure(options: .init(clock: clock.now), find: service.find)
         for round in 1...5 {
             service.store(service.authentication("expired-\(round)", stale: true))
             closure.invalidate()
@@ -112,7 +112,7 @@ struct PromiseTests {
 }
 
 /// A throttled answer with `Retry-After`, as `OAuth2Error` would carry it.
-struct TokenEndpointRetryAfter: RetryAfterProviding {
+struct TokenEndpointRetryAfter: RefreshFailure {
     let seconds: TimeInterval
     var retryAfter: TimeInterval? { seconds }
 }

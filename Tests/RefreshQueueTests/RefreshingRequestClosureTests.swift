@@ -506,7 +506,7 @@ struct ReauthorizationTests {
 }
 
 /// A server error that asks for a pause.
-struct PleaseWait: RetryAfterProviding {
+struct PleaseWait: RefreshFailure {
     var retryAfter: TimeInterval? { 120 }
 }
 
@@ -536,7 +536,7 @@ struct RetryAfterTests {
 
 /// A refresh error whose answers call back into the closure, as an app's own error type may:
 /// the first answer asked for calls `invalidate()`.
-struct ReentrantFailure: TransportFailure, RetryAfterProviding, ReauthenticationRequiring {
+struct ReentrantFailure: RefreshFailure {
     let closure: Protected<Closure?>
     let invalidated = Protected(false)
 

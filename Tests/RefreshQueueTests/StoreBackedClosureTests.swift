@@ -8,7 +8,7 @@ import FoundationNetworking
 #endif
 
 /// An error that says the user must log in again, like OAuth 2.0 `invalid_grant`.
-struct GrantRevoked: ReauthenticationRequiring {
+struct GrantRevoked: RefreshFailure {
     var requiresReauthentication: Bool { true }
 }
 
@@ -173,7 +173,7 @@ struct StoreBackedLogoutTests {
 }
 
 /// A failure that wraps a network error, as `OAuth2Error.transport` does.
-struct WrappedOffline: TransportFailure {
+struct WrappedOffline: RefreshFailure {
     var isTransportFailure: Bool { true }
 }
 
@@ -199,7 +199,7 @@ struct UnusableRefreshedTokenTests {
             behavior: .custom { old in Future(value: old.service.authentication("bad\r\ntoken")) })
         let store = InMemoryAuthenticationStore(service.authentication("expired", stale: true))
         let events = EventLog()
-        let closure = Closure(store: store, onEvent: events.append)
+        let closure = Closure(store: store, options: .init(onEvent: events.append))
         let results = Completions<Result<URLRequest, any Error>>()
         closure.authorizeConcurrently(20, into: results)
         await results.wait(for: 20)

@@ -17,10 +17,15 @@ extension Workload {
             tokenURL: options.baseURL.appendingPathComponent("api/token"), clientID: example.id,
             clientSecret: example.secret, requestTimeout: options.requestTimeout)
         let closure = RefreshingRequestClosure(
-            client: client, store: try FileAuthenticationStore<OAuth2Token>(fileURL: options.tokenFile),
-            refreshTimeout: options.refreshTimeout, refreshWindow: .unlimited,
-            requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true },
-            onReauthenticationRequired: onReauthenticationRequired)
+            client: client,
+            store: try FileAuthenticationStore<OAuth2Token>(fileURL: options.tokenFile),
+            options: .init(
+                refreshTimeout: options.refreshTimeout,
+                refreshWindow: .unlimited,
+                requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true }
+            ),
+            onReauthenticationRequired: onReauthenticationRequired
+        )
         self.init(closure: closure, url: options.baseURL.appendingPathComponent("v1/me"), tally: tally)
     }
 }

@@ -24,49 +24,29 @@ extension RefreshingRequestClosure {
     /// it was saved: after a logout or another login meanwhile, the closure loads afresh instead.
     ///
     /// A refresh that fails because the user must log in again (an error whose
-    /// ``ReauthenticationRequiring/requiresReauthentication`` is `true`, such as `invalid_grant`)
+    /// ``RefreshFailure/requiresReauthentication`` is `true`, such as `invalid_grant`)
     /// removes the stored authentication and calls `onReauthenticationRequired` once for that
-    /// failure. The other parameters are those of ``init(refreshTimeout:abandonAfter:refreshWindow:scheme:missingAuthentication:requiresAuthentication:find:onEvent:clock:)``.
+    /// failure.
+    ///
+    /// - Parameters:
+    ///   - store: Where the authentication is loaded from and saved to.
+    ///   - options: Every other option; see ``Options`` for each default.
+    ///   - onReauthenticationRequired: Called once for each refresh that failed because only a
+    ///     new login helps, after the stored authentication was removed.
     public convenience init<Store: AuthenticationStore>(
         store: Store,
-        refreshTimeout: TimeInterval = 30,
-        abandonAfter: TimeInterval? = nil,
-        refreshWindow: RefreshWindow = .default,
-        scheme: AuthorizationScheme = .bearer,
-        missingAuthentication: MissingAuthenticationPolicy = .fail,
-        origins: AllowedOrigins = .all,
-        requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool = { _ in true },
-        onReauthenticationRequired: (@Sendable (any Error) -> Void)? = nil,
-        onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
-        clock: @escaping @Sendable () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }
+        options: Options = Options(),
+        onReauthenticationRequired: (@Sendable (any Error) -> Void)? = nil
     ) where Store.Value == Authentication {
         self.init(
-            refreshTimeout: refreshTimeout, abandonAfter: abandonAfter, refreshWindow: refreshWindow, scheme: scheme,
-            missingAuthentication: missingAuthentication, origins: origins,
-            requiresAuthentication: requiresAuthentication,
+            options: options,
             through: StoreBackedRefresh(
-                store: store, decode: { $0 }, encode: { $0 }, scheme: scheme,
-                onReauthenticationRequired: onReauthenticationRequired, onEvent: onEvent),
-            onEvent: onEvent, clock: clock)
+                store: store, decode: { $0 }, encode: { $0 }, scheme: options.scheme,
+                onReauthenticationRequired: onReauthenticationRequired, onEvent: options.onEvent))
     }
 
     /// A closure that loads and refreshes through `storeRefresh`.
-    convenience init(
-        refreshTimeout: TimeInterval,
-        abandonAfter: TimeInterval?,
-        refreshWindow: RefreshWindow,
-        scheme: AuthorizationScheme,
-        missingAuthentication: MissingAuthenticationPolicy,
-        origins: AllowedOrigins,
-        requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool,
-        through storeRefresh: StoreBackedRefresh<Authentication>,
-        onEvent: (@Sendable (RefreshEvent) -> Void)?,
-        clock: @escaping @Sendable () -> TimeInterval
-    ) {
-        self.init(
-            refreshTimeout: refreshTimeout, abandonAfter: abandonAfter, refreshWindow: refreshWindow, scheme: scheme,
-            missingAuthentication: missingAuthentication, origins: origins,
-            requiresAuthentication: requiresAuthentication,
-            find: storeRefresh.load, refresh: storeRefresh.refresh(_:within:), onEvent: onEvent, clock: clock)
+    convenience init(options: Options, through storeRefresh: StoreBackedRefresh<Authentication>) {
+        self.init(options: options, find: storeRefresh.load, refresh: storeRefresh.refresh(_:within:))
     }
 }

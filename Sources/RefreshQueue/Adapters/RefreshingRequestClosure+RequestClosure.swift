@@ -21,28 +21,30 @@ extension RefreshingRequestClosure {
     /// `MoyaError.requestMapping`, `.parameterEncoding`, …) reaches `done` unchanged; any other
     /// error, including every ``RefreshQueueError``, goes through `mapError` first.
     ///
-    /// `done` is called exactly once: at once, on the caller's thread, when the request is signed
-    /// without waiting or refused before any refresh; otherwise from the closure's queue, or from
-    /// a timer thread when the wait timed out, as Moya allows (Moya hops to its `callbackQueue`
-    /// only for network answers). Do not combine it with Moya's `AccessTokenPlugin`, which adds a
-    /// second `Authorization` value.
+    /// `done` is called exactly once: on ``Options/completionQueue`` when the options name one;
+    /// otherwise at once, on the caller's thread, when the request is signed without waiting or
+    /// refused before any refresh, and later from the closure's queue, or from a timer thread
+    /// when the wait timed out (Moya hops to its `callbackQueue` only for network answers, so
+    /// set `completionQueue` to it when your failure handling expects that queue). Do not
+    /// combine it with Moya's `AccessTokenPlugin`, which adds a second `Authorization` value.
     ///
     /// - Parameter mapError: Wraps errors into the provider's error type.
     public func requestClosure<Endpoint: URLRequestProviding, Failure: Error>(
         mapError: @escaping @Sendable (any Error) -> Failure
     ) -> (Endpoint, @escaping (Result<URLRequest, Failure>) -> Void) -> Void {
         { endpoint, done in
+            let done = UncheckedSendable(done)
+            let complete = self.delivering { (result: Result<URLRequest, any Error>) in
+                done.value(result.mapError { ($0 as? Failure) ?? mapError($0) })
+            }
             let request: URLRequest
             do {
                 request = try endpoint.urlRequest()
             } catch {
-                done(.failure((error as? Failure) ?? mapError(error)))
+                complete(.failure(error))
                 return
             }
-            let done = UncheckedSendable(done)
-            self.authorize(request) { result in
-                done.value(result.mapError { ($0 as? Failure) ?? mapError($0) })
-            }
+            self.startAuthorizing(request, completion: complete)
         }
     }
 

@@ -73,12 +73,13 @@ extension RefreshingRequestClosure {
         _ newRequest: URLRequest, answering response: HTTPURLResponse,
         completion: @escaping @Sendable (URLRequest?) -> Void
     ) {
+        let completion = delivering(completion)
         let bare = withoutToken(newRequest)
         guard Origin(newRequest.url) == Origin(response.url) else {
             completion(bare)
             return
         }
-        authorize(bare) { result in completion(try? result.get()) }
+        startAuthorizing(bare) { result in completion(try? result.get()) }
     }
 
     /// The request that answers a redirect, without any token; `nil` when `response` is not a

@@ -255,7 +255,7 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
     }
 
     private static func requiresReauthentication(_ error: any Error) -> Bool {
-        (error as? any ReauthenticationRequiring)?.requiresReauthentication ?? false
+        RefreshFailureMeaning.requiresReauthentication(error)
     }
 }
 

@@ -175,7 +175,7 @@ extension RefreshingRequestClosure {
                 }
                 // An abandoned future reports on the thread that dropped it, perhaps inside that
                 // code's own lock: leave it at once, and end the refresh (events, answers) elsewhere.
-                if case .failure(let error) = result, error is FutureAbandonedError {
+                if case .failure(let error) = result, (error as? FutureError) == .abandoned {
                     DispatchQueue.global().async(execute: end)
                 } else {
                     end()
@@ -282,24 +282,19 @@ extension RefreshingRequestClosure {
 
     /// How long the server asked to wait before the next refresh, if it did.
     static func retryAfter(_ error: any Error) -> TimeInterval? {
-        if case RefreshQueueError.refreshFailed(let underlying) = error { return retryAfter(underlying) }
-        guard let delay = (error as? any RetryAfterProviding)?.retryAfter, delay.isFinite else { return nil }
-        // A day at most: a wrong header must not lock the app out for longer.
-        return min(delay, 86_400)
+        RefreshFailureMeaning.retryAfter(error)
     }
 
-    /// Whether a refresh failed because the network failed, not because the server refused.
+    /// Whether a refresh failed in a way that must not count against the refresh window: the
+    /// network failed, or the store cannot be read now.
     static func isTransportError(_ error: any Error) -> Bool {
-        if error is URLError { return true }
         // A store the device keeps locked is no reason to count the refresh against the window.
         if case RefreshQueueError.authenticationUnreadable = error { return true }
-        if case RefreshQueueError.refreshFailed(let underlying) = error { return isTransportError(underlying) }
-        if let wrapping = error as? any TransportFailure { return wrapping.isTransportFailure }
-        return (error as NSError).domain == NSURLErrorDomain
+        return RefreshFailureMeaning.isTransportFailure(error)
     }
 
     static func requiresReauthentication(_ error: any Error) -> Bool {
-        (error as? any ReauthenticationRequiring)?.requiresReauthentication ?? false
+        RefreshFailureMeaning.requiresReauthentication(error)
     }
 }
 

@@ -41,27 +41,24 @@ import FoundationNetworking
 /// the lock, the queue and the timers, and calls user code (`find()`, `refresh()`, the token,
 /// completions, `onEvent`) only outside the lock.
 public final class RefreshingRequestClosure<Authentication: RefreshableAuthentication>: @unchecked Sendable {
+    /// The options this closure was created with, with ``Options/refreshTimeout`` and
+    /// ``Options/abandonAfter`` as the closure uses them (invalid values replaced by defaults,
+    /// the abandon limit resolved).
+    public let options: Options
+
     /// How long a request may wait (for a refresh, or for `find()`) before it fails with
     /// ``RefreshQueueError/refreshTimedOut``.
-    public let refreshTimeout: TimeInterval
+    public var refreshTimeout: TimeInterval { options.refreshTimeout }
 
     /// How long a refresh may run without ending before it is given up; only then may another
     /// refresh of the same token start. At least `refreshTimeout`.
     public let abandonAfter: TimeInterval
 
-    /// How many refreshes are allowed in a sliding window.
-    public let refreshWindow: RefreshWindow
-
-    /// Which header carries the token and how it is written.
-    public let scheme: AuthorizationScheme
-
-    /// What happens to a request when no authentication is found.
-    public let missingAuthentication: MissingAuthenticationPolicy
-
-    /// Which origins receive the token; requests to others pass unsigned.
-    public let origins: AllowedOrigins
-
+    let scheme: AuthorizationScheme
+    let missingAuthentication: MissingAuthenticationPolicy
+    let origins: AllowedOrigins
     let requiresAuthentication: @Sendable (URLRequest) -> Bool
+    let completionQueue: DispatchQueue?
     let find: @Sendable () throws -> Authentication?
     let refresh: @Sendable (Authentication, RefreshBudget) -> Future<Authentication>
     let onEvent: (@Sendable (RefreshEvent) -> Void)?
@@ -69,79 +66,56 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     let queue: DispatchQueue
     let machine: Locked<RefreshStateMachine>
 
-    /// Creates a closure. Every parameter has a default.
+    /// Creates a closure that loads the authentication with `find` when it holds none and
+    /// refreshes it with `Authentication.refresh()`.
+    ///
+    /// ```swift
+    /// let authentication = RefreshingRequestClosure<SpotifyAuthentication>()
+    /// let patient = RefreshingRequestClosure<SpotifyAuthentication>(options: .init(refreshTimeout: 60))
+    /// ```
     ///
     /// - Parameters:
-    ///   - refreshTimeout: Seconds a request may wait (default 30). Values that are not positive
-    ///     and finite are replaced by the default.
-    ///   - abandonAfter: Seconds after which a refresh that has not ended is given up, so that a
-    ///     new one may start (default 4 × `refreshTimeout`; never less than `refreshTimeout`).
-    ///     A store-backed closure holds its cross-process lock for at most as long.
-    ///   - refreshWindow: How many refreshes are allowed in how long (default 5 in 30 s).
-    ///   - scheme: Which header carries the token (default `Authorization: Bearer <token>`).
-    ///   - missingAuthentication: What to do when no authentication is found (default: fail with
-    ///     ``RefreshQueueError/notAuthenticated``).
-    ///   - origins: Which origins receive the token (default ``AllowedOrigins/all``). Requests to
-    ///     other origins pass unsigned; plain `http://` to another machine is never signed.
-    ///   - requiresAuthentication: Decides per request whether it is signed at all. Requests for
-    ///     which it returns `false` — the token request itself, public endpoints, other hosts —
-    ///     skip the queue and pass unchanged, so a refresh sent through the same provider cannot
-    ///     wait for itself. Default: every request is signed.
+    ///   - options: Every other option; see ``Options`` for each default.
     ///   - find: Loads the persisted authentication when nothing is held (default
     ///     `Authentication.find()`).
-    ///   - onEvent: Receives ``RefreshEvent``s for logging and metrics; never while a lock is held.
-    ///   - clock: Monotonic seconds, for waits, the refresh window and durations. Inject one in
-    ///     tests.
     public convenience init(
-        refreshTimeout: TimeInterval = 30,
-        abandonAfter: TimeInterval? = nil,
-        refreshWindow: RefreshWindow = .default,
-        scheme: AuthorizationScheme = .bearer,
-        missingAuthentication: MissingAuthenticationPolicy = .fail,
-        origins: AllowedOrigins = .all,
-        requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool = { _ in true },
-        find: @escaping @Sendable () -> Authentication? = { Authentication.find() },
-        onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
-        clock: @escaping @Sendable () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }
+        options: Options = Options(),
+        find: @escaping @Sendable () -> Authentication? = { Authentication.find() }
     ) {
-        self.init(
-            refreshTimeout: refreshTimeout, abandonAfter: abandonAfter, refreshWindow: refreshWindow, scheme: scheme,
-            missingAuthentication: missingAuthentication, origins: origins,
-            requiresAuthentication: requiresAuthentication, find: find, refresh: Self.refreshWithinBudget,
-            onEvent: onEvent, clock: clock)
+        self.init(options: options, find: find, refresh: Self.refreshWithinBudget)
+    }
+
+    /// Creates a closure whose requests wait at most `refreshTimeout` seconds; every other option
+    /// has its default. The same as `init(options: Options(refreshTimeout: refreshTimeout))`.
+    public convenience init(refreshTimeout: TimeInterval) {
+        self.init(options: Options(refreshTimeout: refreshTimeout))
     }
 
     /// The designated initializer: `refresh` replaces `Authentication.refresh()`, so that a store
     /// can wrap it (lock, compare, save).
     init(
-        refreshTimeout: TimeInterval,
-        abandonAfter: TimeInterval?,
-        refreshWindow: RefreshWindow,
-        scheme: AuthorizationScheme,
-        missingAuthentication: MissingAuthenticationPolicy,
-        origins: AllowedOrigins,
-        requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool,
+        options: Options,
         find: @escaping @Sendable () throws -> Authentication?,
-        refresh: @escaping @Sendable (Authentication, RefreshBudget) -> Future<Authentication>,
-        onEvent: (@Sendable (RefreshEvent) -> Void)?,
-        clock: @escaping @Sendable () -> TimeInterval
+        refresh: @escaping @Sendable (Authentication, RefreshBudget) -> Future<Authentication>
     ) {
-        let timeout = Self.validTimeout(refreshTimeout)
-        self.refreshTimeout = timeout
-        self.abandonAfter = Self.validAbandonLimit(abandonAfter, refreshTimeout: timeout)
-        self.refreshWindow = refreshWindow
-        self.scheme = scheme
-        self.missingAuthentication = missingAuthentication
-        self.origins = origins
-        self.requiresAuthentication = requiresAuthentication
+        let options = options.validated
+        let abandonAfter = options.abandonAfter ?? 4 * options.refreshTimeout
+        self.options = options
+        self.abandonAfter = abandonAfter
+        self.scheme = options.scheme
+        self.missingAuthentication = options.missingAuthentication
+        self.origins = options.origins
+        self.requiresAuthentication = options.requiresAuthentication
+        self.completionQueue = options.completionQueue
         self.find = find
         self.refresh = refresh
-        self.onEvent = onEvent
-        self.now = clock
+        self.onEvent = options.onEvent
+        self.now = options.clock
         self.queue = DispatchQueue(label: "RefreshQueue.RefreshingRequestClosure")
         self.machine = Locked(
             RefreshStateMachine(
-                configuration: .init(refreshTimeout: timeout, abandonAfter: self.abandonAfter, window: refreshWindow)))
+                configuration: .init(
+                    refreshTimeout: options.refreshTimeout, abandonAfter: abandonAfter, window: options.refreshWindow)))
     }
 
     deinit {
@@ -166,6 +140,15 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     ///   ``RefreshQueueError/cancelled``; you may ignore it.
     @discardableResult
     public func authorize(
+        _ request: URLRequest,
+        completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
+    ) -> AuthorizationTask {
+        startAuthorizing(request, completion: delivering(completion))
+    }
+
+    /// ``authorize(_:completion:)`` with `completion` already on the completion queue.
+    @discardableResult
+    func startAuthorizing(
         _ request: URLRequest,
         completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) -> AuthorizationTask {
@@ -222,6 +205,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         response: URLResponse? = nil,
         completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) -> AuthorizationTask {
+        let completion = delivering(completion)
         if let unsigned = answerWithoutSigning(rejected) {
             completion(unsigned)
             return .finished
@@ -284,7 +268,8 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     public func refreshIfNeeded(completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
         -> AuthorizationTask
     {
-        enqueue(Self.probeRequest, kind: .probe) { result in completion(result.map { _ in () }) }
+        let completion = delivering(completion)
+        return enqueue(Self.probeRequest, kind: .probe) { result in completion(result.map { _ in () }) }
     }
 
     /// Refreshes now if the held authentication needs a refresh or recommends one; see
@@ -293,6 +278,14 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     /// - Throws: A ``RefreshQueueError``, or `CancellationError`.
     public func refreshIfNeeded() async throws {
         _ = try await waitInLine { completion in enqueue(Self.probeRequest, kind: .probe, completion: completion) }
+    }
+
+    /// `completion`, moved onto ``Options/completionQueue`` when the options name one.
+    func delivering<Value: Sendable>(
+        _ completion: @escaping @Sendable (Value) -> Void
+    ) -> @Sendable (Value) -> Void {
+        guard let completionQueue else { return completion }
+        return { value in completionQueue.async { completion(value) } }
     }
 
     /// Hands a request to the line and waits for it, honouring task cancellation.
@@ -320,13 +313,4 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
 
     /// What a probe of `refreshIfNeeded` carries through the line; never signed or sent.
     private static var probeRequest: URLRequest { URLRequest(url: URL(fileURLWithPath: "/")) }
-
-    private static func validTimeout(_ timeout: TimeInterval) -> TimeInterval {
-        timeout.isFinite && timeout > 0 ? timeout : 30
-    }
-
-    private static func validAbandonLimit(_ limit: TimeInterval?, refreshTimeout: TimeInterval) -> TimeInterval {
-        guard let limit, limit.isFinite, limit > 0 else { return 4 * refreshTimeout }
-        return max(limit, refreshTimeout)
-    }
 }

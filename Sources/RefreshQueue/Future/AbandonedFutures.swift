@@ -9,7 +9,7 @@ import Musl
 /// Tells the observers of abandoned futures that they failed, one stage at a time.
 ///
 /// A future is abandoned when it is released pending, or when the `complete` function of its body
-/// is released uncalled. Its callbacks then run with ``FutureAbandonedError`` on the releasing
+/// is released uncalled. Its callbacks then run with ``FutureError/abandoned`` on the releasing
 /// thread. Running them may release further pending futures (the next stages of a chain, futures
 /// an observer held): their deinitializers hand their callbacks to the loop already running on
 /// this thread instead of starting a nested one, so the stack stays flat however long the chain.

@@ -72,15 +72,15 @@ extension Future {
         return FutureContinuations(self)
     }
 
-    /// Fails the future with ``FutureAbandonedError``: what the release of its ``Completer``, the
+    /// Fails the future with ``FutureError/abandoned``: what the release of its ``Completer``, the
     /// only code that completes it, means while it is pending. Apart, so that the release of a
     /// completer whose future completed looks up no type metadata.
     @inline(never)
     private func abandon() -> FutureContinuations {
-        settle(.failure(FutureAbandonedError()))
+        settle(.failure(FutureError.abandoned))
     }
 
-    /// Completes the future when called; fails it with ``FutureAbandonedError`` when released
+    /// Completes the future when called; fails it with ``FutureError/abandoned`` when released
     /// uncalled. The `complete` function handed to a future's body holds the only reference.
     @usableFromInline
     final class Completer: Sendable {

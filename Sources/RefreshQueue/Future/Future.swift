@@ -84,7 +84,7 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     ///
     /// If every copy of `complete` is released without having been called, the work that held it
     /// was dropped and the future can never complete: it fails at that moment with
-    /// ``FutureAbandonedError``, so that nobody waits for it forever.
+    /// ``FutureError/abandoned``, so that nobody waits for it forever.
     @inlinable
     public init(_ body: (_ complete: @escaping @Sendable (Result<Value, any Error>) -> Void) -> Void) {
         storage = FutureStorage()
@@ -159,7 +159,7 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
         storeStep(step)
     }
 
-    /// A future already failed with ``FutureAbandonedError`` whose `callbacks` are due: it stands
+    /// A future already failed with ``FutureError/abandoned`` whose `callbacks` are due: it stands
     /// in for a future released while pending, which cannot hold them while they run.
     private init(abandoning callbacks: FutureCallbacks) {
         storage = FutureStorage()
@@ -167,7 +167,7 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
         state = .pending
         holdsStep = false
         isBornCompleted = false
-        withStorage { _ = $0.initializeMemory(as: (any Error).self, repeating: FutureAbandonedError(), count: 1) }
+        withStorage { _ = $0.initializeMemory(as: (any Error).self, repeating: FutureError.abandoned, count: 1) }
         state = .error
         self.callbacks.prepareToTake()
     }
@@ -355,8 +355,8 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// This future itself is not cancelled and may still complete later; observers of this future
     /// still see that result. Only the returned future is bounded in time.
     ///
-    /// When this future is abandoned (see ``FutureAbandonedError``) before time runs out, the
-    /// returned future fails at once with ``FutureAbandonedError`` rather than with `error`: it is
+    /// When this future is abandoned (see ``FutureError/abandoned``) before time runs out, the
+    /// returned future fails at once with ``FutureError/abandoned`` rather than with `error`: it is
     /// known then that no result will come, and waiting would only delay the caller.
     ///
     /// - Parameters:
@@ -366,7 +366,7 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     public func timeout(
         after seconds: TimeInterval,
         on queue: DispatchQueue = .global(),
-        error: any Error = FutureTimeoutError()
+        error: any Error = FutureError.timedOut
     ) -> Future<Value> {
         let next = Future<Value>(pending: ())
         forward(to: next).run()
@@ -415,29 +415,6 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
         }
         return combined
     }
-}
-
-/// The error of a future returned by ``Future/timeout(after:on:error:)`` when time ran out.
-public struct FutureTimeoutError: Error, Sendable, CustomStringConvertible {
-    /// Creates the error.
-    public init() {}
-
-    /// A sentence for people.
-    public var description: String { "The operation did not complete in time." }
-}
-
-/// The error of a future that was abandoned: the work that would have completed it was released
-/// first, so it can never complete.
-///
-/// A future fails with it when every copy of the `complete` function given to its body is
-/// released uncalled, and when the future itself is released while still pending; its observers
-/// and later stages then see this error, once, on the thread that released it.
-public struct FutureAbandonedError: Error, Sendable, CustomStringConvertible {
-    /// Creates the error.
-    public init() {}
-
-    /// A sentence for people.
-    public var description: String { "The operation was abandoned before it completed." }
 }
 
 /// Values of ``Future/all(_:)`` collected so far.

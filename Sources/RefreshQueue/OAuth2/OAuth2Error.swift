@@ -33,7 +33,7 @@ public enum OAuth2Error: Error, Sendable {
     case transport(URLError)
 }
 
-extension OAuth2Error: ReauthenticationRequiring {
+extension OAuth2Error: RefreshFailure {
     /// True for `invalid_grant` (the refresh token expired or was revoked) and for a missing
     /// refresh token: only a new login helps. False for everything worth retrying later.
     public var requiresReauthentication: Bool {
@@ -166,7 +166,7 @@ public enum TokenErrorCode: Sendable, Equatable, Hashable, RawRepresentable {
     }
 }
 
-extension OAuth2Error: RetryAfterProviding {
+extension OAuth2Error {
     /// The `Retry-After` of an answer that carried one — a ``server(status:retryAfter:)`` (503, or
     /// a 429 without an error body) or a ``tokenEndpoint(_:)`` error (a 429 with one, say);
     /// `nil` otherwise.
@@ -179,7 +179,7 @@ extension OAuth2Error: RetryAfterProviding {
     }
 }
 
-extension OAuth2Error: TransportFailure {
+extension OAuth2Error {
     /// True for ``transport(_:)``.
     public var isTransportFailure: Bool {
         if case .transport = self { return true }

@@ -155,14 +155,14 @@ public struct TokenLeeway: Sendable, Equatable {
 
     /// The leeway for a token issued for `lifetime` seconds: a refresh ahead starts once less
     /// than this is left.
-    public func seconds(forLifetime lifetime: TimeInterval) -> TimeInterval {
+    func seconds(forLifetime lifetime: TimeInterval) -> TimeInterval {
         let wanted = max(minimum, fractionOfLifetime * lifetime)
         return min(wanted, maximumFractionOfLifetime * max(0, lifetime))
     }
 
     /// The safety margin for a token issued for `lifetime` seconds: requests wait for a refresh
     /// once less than this is left.
-    public func safetySeconds(forLifetime lifetime: TimeInterval) -> TimeInterval {
+    func safetySeconds(forLifetime lifetime: TimeInterval) -> TimeInterval {
         min(safetyMargin, Self.maximumSafetyFraction * max(0, lifetime), seconds(forLifetime: lifetime))
     }
 }

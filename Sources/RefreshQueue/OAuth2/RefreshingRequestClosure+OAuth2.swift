@@ -20,25 +20,27 @@ extension RefreshingRequestClosure where Authentication == OAuth2Authentication 
     /// of refreshed again.
     /// When the refresh token is refused (`invalid_grant`), the stored token is removed and
     /// `onReauthenticationRequired` is called once for that failure.
+    ///
+    /// - Parameters:
+    ///   - client: Refreshes the token at the token endpoint.
+    ///   - store: Where the token is loaded from and saved to.
+    ///   - leeway: How long before its expiry a token counts as stale (and, earlier, as worth
+    ///     refreshing in the background).
+    ///   - options: Every other option; see ``Options`` for each default.
+    ///   - onReauthenticationRequired: Called once for each refresh that failed because only a
+    ///     new login helps, after the stored token was removed.
     public convenience init<Store: AuthenticationStore>(
         client: TokenEndpointClient,
         store: Store,
         leeway: TokenLeeway = .default,
-        refreshTimeout: TimeInterval = 30,
-        abandonAfter: TimeInterval? = nil,
-        refreshWindow: RefreshWindow = .default,
-        origins: AllowedOrigins = .all,
-        requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool = { _ in true },
-        onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
+        options: Options = Options(),
         onReauthenticationRequired: (@Sendable (any Error) -> Void)? = nil
     ) where Store.Value == OAuth2Token {
         self.init(
-            refreshTimeout: refreshTimeout, abandonAfter: abandonAfter, refreshWindow: refreshWindow, scheme: .bearer,
-            missingAuthentication: .fail, origins: origins, requiresAuthentication: requiresAuthentication,
+            options: options,
             through: StoreBackedRefresh(
                 store: store, decode: { OAuth2Authentication(token: $0, client: client, leeway: leeway) },
-                encode: \.token, scheme: .bearer, onReauthenticationRequired: onReauthenticationRequired,
-                onEvent: onEvent),
-            onEvent: onEvent, clock: { ProcessInfo.processInfo.systemUptime })
+                encode: \.token, scheme: options.scheme, onReauthenticationRequired: onReauthenticationRequired,
+                onEvent: options.onEvent))
     }
 }

@@ -49,7 +49,7 @@ final class BackgroundActivity: Sendable {
 
 /// The system took back the background time a refresh was running in: it is failed as a network
 /// failure would be (it does not count against the refresh window), and tried again later.
-struct BackgroundTimeExpired: TransportFailure, CustomStringConvertible {
+struct BackgroundTimeExpired: RefreshFailure, CustomStringConvertible {
     var isTransportFailure: Bool { true }
     var description: String { "The system ended the app's background time while the token was being refreshed." }
 }

@@ -279,7 +279,7 @@ private struct ModelWorld {
         case 0..<4: result = .refreshed(newCredential(.fresh), .fresh)
         case 4: result = .refreshed(newCredential(.recommended), .recommended)
         case 5: result = .refreshed(newCredential(.needed), .needed)
-        case 6: result = .failed(.init(error: FutureAbandonedError()))
+        case 6: result = .failed(.init(error: FutureError.abandoned))
         case 7: result = .failed(.init(error: URLError(.timedOut), isTransport: true, retryAfter: nil))
         case 8:
             result = .failed(

@@ -81,7 +81,7 @@ struct BackgroundExpiryTests {
         let future = refresh.refresh(
             service.authentication("stale", stale: true), within: RefreshBudget(abandonAfter: 20))
         guard let error = try await Self.failureAfterExpiry(expiry, of: future, calls: calls) else { return }
-        #expect((error as? any TransportFailure)?.isTransportFailure == true)
+        #expect((error as? any RefreshFailure)?.isTransportFailure == true)
         // The refresh still waits for the lock; once it gets it, it must give it back untouched.
         otherProcess.unlock()
         try await Task.sleep(nanoseconds: 300_000_000)

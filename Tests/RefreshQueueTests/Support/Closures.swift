@@ -31,15 +31,17 @@ extension RefreshingRequestClosure where Authentication == FakeAuthentication {
         var now: @Sendable () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }
         if let clock { now = clock.now }
         return Closure(
-            refreshTimeout: refreshTimeout,
-            abandonAfter: abandonAfter,
-            refreshWindow: refreshWindow,
-            scheme: scheme,
-            missingAuthentication: missingAuthentication,
-            requiresAuthentication: requiresAuthentication,
-            find: service.find,
-            onEvent: onEvent,
-            clock: now
+            options: .init(
+                refreshTimeout: refreshTimeout,
+                abandonAfter: abandonAfter,
+                refreshWindow: refreshWindow,
+                scheme: scheme,
+                missingAuthentication: missingAuthentication,
+                requiresAuthentication: requiresAuthentication,
+                onEvent: onEvent,
+                clock: now
+            ),
+            find: service.find
         )
     }
 

@@ -1,0 +1,124 @@
+import Dispatch
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension RefreshingRequestClosure {
+    /// Every option of a ``RefreshingRequestClosure``, each with its default.
+    ///
+    /// Every initializer takes one, so a closure is configured the same way whether it calls
+    /// `Authentication.find()` itself, reads a store, or refreshes OAuth 2.0 tokens:
+    ///
+    /// ```swift
+    /// var options = RefreshingRequestClosure<SpotifyAuthentication>.Options(refreshTimeout: 10)
+    /// options.origins = .only(apiURL)
+    /// options.onEvent = { event in logger.info("\(event.description)") }
+    /// let authentication = RefreshingRequestClosure<SpotifyAuthentication>(options: options)
+    /// ```
+    ///
+    /// | Option | Default |
+    /// |---|---|
+    /// | ``refreshTimeout`` | 30 s |
+    /// | ``abandonAfter`` | 4 × `refreshTimeout` |
+    /// | ``refreshWindow`` | 5 refreshes in 30 s |
+    /// | ``scheme`` | `Authorization: Bearer <token>` |
+    /// | ``missingAuthentication`` | fail with ``RefreshQueueError/notAuthenticated`` |
+    /// | ``origins`` | every origin (plain `http://` only to this machine) |
+    /// | ``requiresAuthentication`` | every request is signed |
+    /// | ``completionQueue`` | none: completions run where the work ended |
+    /// | ``onEvent`` | none |
+    /// | ``clock`` | `ProcessInfo.processInfo.systemUptime` |
+    public struct Options: Sendable {
+        /// Seconds a request may wait, for a refresh or for the authentication to load, before it
+        /// fails with ``RefreshQueueError/refreshTimedOut``. Values that are not positive and
+        /// finite are replaced by the default, 30.
+        public var refreshTimeout: TimeInterval
+
+        /// Seconds after which a refresh that has not ended is given up, so that a new one may
+        /// start; `nil` means 4 × ``refreshTimeout``, and it is never less than ``refreshTimeout``.
+        /// A store-backed closure holds its cross-process lock for at most as long.
+        public var abandonAfter: TimeInterval?
+
+        /// How many refreshes are allowed in how long (default 5 in 30 s). Refreshes that failed
+        /// because the network did are not counted.
+        public var refreshWindow: RefreshWindow
+
+        /// Which header carries the token and how it is written (default
+        /// `Authorization: Bearer <token>`).
+        public var scheme: AuthorizationScheme
+
+        /// What happens to a request when no authentication is found (default: it fails with
+        /// ``RefreshQueueError/notAuthenticated``).
+        public var missingAuthentication: MissingAuthenticationPolicy
+
+        /// Which origins receive the token (default ``AllowedOrigins/all``). Requests to other
+        /// origins pass unsigned; plain `http://` to another machine is never signed.
+        public var origins: AllowedOrigins
+
+        /// Decides per request whether it is signed at all. Requests for which it returns
+        /// `false` (the token request itself, public endpoints) skip the queue and pass
+        /// unchanged, so that a refresh sent through the same provider cannot wait for itself.
+        /// Default: every request is signed.
+        public var requiresAuthentication: @Sendable (URLRequest) -> Bool
+
+        /// The queue every completion handler of the callback API runs on: those of
+        /// ``RefreshingRequestClosure/authorize(_:completion:)``,
+        /// ``RefreshingRequestClosure/reauthorize(_:response:completion:)``,
+        /// ``RefreshingRequestClosure/refreshIfNeeded(completion:)``,
+        /// ``RefreshingRequestClosure/authorizeRedirect(_:answering:completion:)`` and the
+        /// request closure's `done`, also when a request is signed at once.
+        ///
+        /// Default `nil`: a request signed without waiting completes on the caller's thread
+        /// before the call returns, and one that waited completes on the closure's queue or on
+        /// the thread that noticed its timeout. Set it (to `.main`, or Moya's `callbackQueue`)
+        /// when the code that receives failures expects one queue. A serial queue keeps the
+        /// order in which waiting requests complete. `async` methods do not use it.
+        public var completionQueue: DispatchQueue?
+
+        /// Receives ``RefreshEvent``s for logging and metrics; never while a lock is held.
+        public var onEvent: (@Sendable (RefreshEvent) -> Void)?
+
+        /// Monotonic seconds, for waits, the refresh window and durations. Inject one in tests.
+        public var clock: @Sendable () -> TimeInterval
+
+        /// Options with the given values; every parameter has the default the table above gives.
+        public init(
+            refreshTimeout: TimeInterval = 30,
+            abandonAfter: TimeInterval? = nil,
+            refreshWindow: RefreshWindow = .default,
+            scheme: AuthorizationScheme = .bearer,
+            missingAuthentication: MissingAuthenticationPolicy = .fail,
+            origins: AllowedOrigins = .all,
+            requiresAuthentication: @escaping @Sendable (URLRequest) -> Bool = { _ in true },
+            completionQueue: DispatchQueue? = nil,
+            onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
+            clock: @escaping @Sendable () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }
+        ) {
+            self.refreshTimeout = refreshTimeout
+            self.abandonAfter = abandonAfter
+            self.refreshWindow = refreshWindow
+            self.scheme = scheme
+            self.missingAuthentication = missingAuthentication
+            self.origins = origins
+            self.requiresAuthentication = requiresAuthentication
+            self.completionQueue = completionQueue
+            self.onEvent = onEvent
+            self.clock = clock
+        }
+
+        /// These options with ``refreshTimeout`` and ``abandonAfter`` replaced by the values a
+        /// closure uses.
+        var validated: Options {
+            var options = self
+            options.refreshTimeout = refreshTimeout.isFinite && refreshTimeout > 0 ? refreshTimeout : 30
+            if let limit = abandonAfter, limit.isFinite, limit > 0 {
+                options.abandonAfter = max(limit, options.refreshTimeout)
+            } else {
+                options.abandonAfter = 4 * options.refreshTimeout
+            }
+            return options
+        }
+    }
+}
