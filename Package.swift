@@ -65,6 +65,13 @@ let package = Package(
             exclude: ["run", "Entry", "Corpus", "Regressions"],
             sources: ["Targets", "FuzzRegressionTests.swift"]
         ),
+        // Every ```swift block of the documentation catalog, compiled (Snippets/) and checked to
+        // match the articles line for line (ArticleSnippetTests).
+        .testTarget(
+            name: "DocumentationTests",
+            dependencies: ["RefreshQueue"],
+            path: "Tests/DocumentationTests"
+        ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["RefreshQueue", "SpotifyStub", "TestSupport", "Workload"],

@@ -24,7 +24,7 @@ extension RefreshingRequestClosure {
     ///   signed again with the current token; one that changes scheme, host or port (https to
     ///   http included) goes out without any token. 307 and 308 keep the method and body; 301,
     ///   302 and 303 turn a `POST` into a `GET` without body, as browsers do. At most
-    ///   ``maximumRedirects`` (then `URLError(.httpTooManyRedirects)`).
+    ///   10 redirects (then `URLError(.httpTooManyRedirects)`).
     /// - The request is retried at most once after a 401, so a server that rejects every token
     ///   cannot cause a loop, and only for a 401 from the origin the token was sent to; the
     ///   answer to the retry is returned whatever it is. A `Data` body (`httpBody`) is sent again

@@ -39,8 +39,9 @@ public struct AllowedOrigins: Sendable, Equatable {
     }
 
     /// Every origin receives the token (over https, or plain http to this machine). The default,
-    /// for apps whose every request goes to their own API; name the API with ``only(_:)`` as soon
-    /// as a request may go elsewhere (a CDN, an analytics host, a link from a response).
+    /// for apps whose every request goes to their own API; name the API with
+    /// ``only(_:)-(URL...)`` as soon as a request may go elsewhere (a CDN, an analytics host, a
+    /// link from a response).
     public static let all = AllowedOrigins(origins: nil, plainHTTP: false)
 
     /// Only requests to the origins of `urls` (their scheme, host and port; paths are ignored).

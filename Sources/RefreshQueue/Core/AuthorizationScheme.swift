@@ -31,7 +31,7 @@ public struct AuthorizationScheme: Sendable, Equatable {
     /// `Authorization: <scheme> <token>`, for APIs with their own scheme name (`Token`, `DPoP`, …).
     ///
     /// - Throws: ``RefreshQueueError/invalidConfiguration(_:)`` when `scheme` is not an HTTP token
-    ///   (letters, digits and ``!#$%&'*+-.^_`|~``).
+    ///   (letters, digits, the backtick and `!#$%&'*+-.^_|~`).
     public init(scheme: String) throws {
         guard Self.isHTTPToken(scheme) else {
             throw RefreshQueueError.invalidConfiguration("the scheme must be an HTTP token, such as Bearer")

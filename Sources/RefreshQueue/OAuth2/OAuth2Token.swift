@@ -22,7 +22,13 @@ public struct OAuth2Token: Sendable, Equatable {
 
     /// Creates a token.
     ///
-    /// - Parameter expiresIn: Seconds from `issuedAt` until the access token expires, or `nil`.
+    /// - Parameters:
+    ///   - accessToken: The access token.
+    ///   - tokenType: The token type the server named (RFC 6749 §5.1).
+    ///   - refreshToken: The refresh token, if the server issued one.
+    ///   - scope: The granted scope, if the server named one.
+    ///   - issuedAt: When the token was issued.
+    ///   - expiresIn: Seconds from `issuedAt` until the access token expires, or `nil`.
     public init(
         accessToken: String,
         tokenType: String = "Bearer",
@@ -52,7 +58,7 @@ public struct OAuth2Token: Sendable, Equatable {
     /// Whether the access token must be refreshed before it is used at `now`.
     ///
     /// True once less than the leeway's safety margin is left before expiry (see
-    /// ``TokenLeeway/safetySeconds(forLifetime:)``): a request signed later could reach the server
+    /// ``TokenLeeway``): a request signed later could reach the server
     /// after expiry. Always false for a token without an expiry.
     public func isRefreshNeeded(at now: Date, leeway: TokenLeeway = .default) -> Bool {
         guard let expiresAt, let lifetime else { return false }
@@ -61,7 +67,7 @@ public struct OAuth2Token: Sendable, Equatable {
     }
 
     /// Whether a refresh ahead should start at `now`: the token still works, but less than the
-    /// leeway is left (see ``TokenLeeway/seconds(forLifetime:)``). Always false for a token
+    /// leeway is left (see ``TokenLeeway``). Always false for a token
     /// without an expiry.
     public func isRefreshRecommended(at now: Date, leeway: TokenLeeway = .default) -> Bool {
         guard let expiresAt, let lifetime else { return false }

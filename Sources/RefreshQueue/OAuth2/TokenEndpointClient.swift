@@ -106,7 +106,9 @@ public struct TokenEndpointClient: Sendable {
 
     /// The `refresh_token` grant (RFC 6749 §6): a new access token for `token`.
     ///
-    /// - Parameter scope: A narrower scope to ask for; `nil` keeps the granted one.
+    /// - Parameters:
+    ///   - token: The token to refresh; its refresh token is sent.
+    ///   - scope: A narrower scope to ask for; `nil` keeps the granted one.
     /// - Throws: ``OAuth2Error``; ``OAuth2Error/noRefreshToken`` when `token` has none.
     public func refresh(_ token: OAuth2Token, scope: String? = nil) async throws -> OAuth2Token {
         try await refresh(token, scope: scope, deadline: nil)
