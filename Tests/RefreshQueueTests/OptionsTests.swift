@@ -107,10 +107,12 @@ struct CompletionQueueTests {
 
     private func currentQueueName() -> String? { DispatchQueue.getSpecific(key: Self.key) }
 
-    @Test func aRequestSignedAtOnceCompletesOnTheQueueNotBeforeTheCallReturns() async {
+    @Test func aRequestSignedAtOnceCompletesOnTheQueueNotBeforeTheCallReturns() async throws {
         let service = TokenService()
         service.store(service.authentication("valid"))
         let closure = Closure(options: .init(completionQueue: namedQueue("delivery")), find: service.find)
+        // Loaded first, so that the request below is signed at once rather than after `find`.
+        _ = try await closure.authorize(makeRequest())
         let completions = Completions<String?>()
         let returned = Protected(false)
         closure.authorize(makeRequest()) { result in
