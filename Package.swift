@@ -10,12 +10,19 @@ let package = Package(
         .watchOS(.v6),
     ],
     products: [
-        .library(name: "RefreshQueue", targets: ["RefreshQueue"])
+        .library(name: "RefreshQueue", targets: ["RefreshQueue"]),
+        // A coordinated store on a Redis server, for services that share one token across machines.
+        .library(name: "RefreshQueueRedis", targets: ["RefreshQueueRedis"]),
     ],
     targets: [
         .target(
             name: "RefreshQueue",
             path: "Sources/RefreshQueue"
+        ),
+        .target(
+            name: "RefreshQueueRedis",
+            dependencies: ["RefreshQueue"],
+            path: "Sources/RefreshQueueRedis"
         ),
         // A Spotify-like accounts service and Web API on loopback: the fixture of the Example, the
         // integration tests and the benchmarks. Foundation only; it does not know RefreshQueue.
@@ -23,9 +30,14 @@ let package = Package(
             name: "SpotifyStub",
             path: "Example/SpotifyStub"
         ),
+        // A redis-server of this machine's on a free loopback port, for `--fleet` and the Redis tests.
+        .target(
+            name: "LocalRedis",
+            path: "Example/LocalRedis"
+        ),
         .executableTarget(
             name: "Example",
-            dependencies: ["RefreshQueue", "SpotifyStub"],
+            dependencies: ["RefreshQueue", "RefreshQueueRedis", "SpotifyStub", "LocalRedis"],
             path: "Example/Demo"
         ),
         // Ratios against baselines measured in the same run: `swift run -c release Benchmarks`.
@@ -43,7 +55,7 @@ let package = Package(
         // A child process of the soak and crash-kill tests: one closure on a shared token file.
         .executableTarget(
             name: "RefreshWorker",
-            dependencies: ["RefreshQueue", "SpotifyStub", "Workload"],
+            dependencies: ["RefreshQueue", "RefreshQueueRedis", "SpotifyStub", "Workload"],
             path: "Tests/RefreshWorker"
         ),
         // Test traits shared by both test targets.
@@ -65,17 +77,19 @@ let package = Package(
             exclude: ["run", "Entry", "Corpus", "Regressions"],
             sources: ["Targets", "FuzzRegressionTests.swift"]
         ),
+        // Against the stub on loopback, child processes, and a real redis-server (started per test;
+        // the Redis tests are skipped when none is installed, unless REQUIRE_REDIS=1).
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["RefreshQueue", "RefreshQueueRedis", "LocalRedis", "SpotifyStub", "TestSupport", "Workload"],
+            path: "Tests/IntegrationTests"
+        ),
         // Every ```swift block of the documentation catalog, compiled (Snippets/) and checked to
         // match the articles line for line (ArticleSnippetTests).
         .testTarget(
             name: "DocumentationTests",
             dependencies: ["RefreshQueue"],
             path: "Tests/DocumentationTests"
-        ),
-        .testTarget(
-            name: "IntegrationTests",
-            dependencies: ["RefreshQueue", "SpotifyStub", "TestSupport", "Workload"],
-            path: "Tests/IntegrationTests"
         ),
     ],
     swiftLanguageModes: [.v6]

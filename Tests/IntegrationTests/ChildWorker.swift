@@ -39,14 +39,17 @@ final class ChildWorker: Sendable {
     /// Every line printed so far.
     var lines: [String] { state.current.lines }
 
-    /// Starts `RefreshWorker` with `arguments`.
-    init(_ arguments: [String]) throws {
+    /// Starts `RefreshWorker` with `arguments`, and `environment` added to this process's.
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
         guard let executable = BuiltExecutable.url(named: "RefreshWorker") else {
             throw LaunchError(description: "RefreshWorker is not built next to the tests: run swift build")
         }
         process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         input = Pipe()
         let output = Pipe()
         process.standardInput = input

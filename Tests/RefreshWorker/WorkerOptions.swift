@@ -7,6 +7,8 @@ struct WorkerOptions: Sendable {
         case soak
         /// Requests from `concurrency` loops until standard input closes, then a result line.
         case kill
+        /// `requests` requests from `concurrency` loops, then a result line.
+        case burst
     }
 
     struct UsageError: Error, CustomStringConvertible {
@@ -15,7 +17,14 @@ struct WorkerOptions: Sendable {
 
     var mode: Mode
     var baseURL: URL
-    var tokenFile: URL
+    /// The shared token file, unless the token is in Redis.
+    var tokenFile: URL?
+    /// The port of a Redis server on 127.0.0.1 holding the token under `redisKey`; its password
+    /// comes from the environment (`REFRESHQUEUE_REDIS_PASSWORD`), never the command line.
+    var redisPort: Int?
+    var redisKey = "refreshqueue:token"
+    var lockTTL: TimeInterval = 120
+    var requests = 500
     var concurrency = 8
     var seconds: TimeInterval = 5
     var warmUp: TimeInterval = 1
@@ -35,7 +44,9 @@ struct WorkerOptions: Sendable {
             switch name {
             case "--base": base = URL(string: value)
             case "--file": file = URL(fileURLWithPath: value)
-            case "--concurrency", "--seconds", "--warm-up", "--refresh-timeout", "--request-timeout":
+            case "--redis-key": redisKey = value
+            case "--concurrency", "--seconds", "--warm-up", "--refresh-timeout", "--request-timeout", "--redis-port",
+                "--lock-ttl", "--requests":
                 guard let number = Double(value), number.isFinite, number > 0 else {
                     throw UsageError(description: "\(name) needs a positive number")
                 }
@@ -43,10 +54,15 @@ struct WorkerOptions: Sendable {
             default: throw UsageError(description: "unknown option \(name)")
             }
         }
-        guard let base, let file else { throw UsageError(description: "--base and --file are required") }
+        redisPort = values["--redis-port"].map { Int($0) }
+        guard let base, (file == nil) != (redisPort == nil) else {
+            throw UsageError(description: "--base and one of --file and --redis-port are required")
+        }
         self.mode = mode
         baseURL = base
         tokenFile = file
+        lockTTL = values["--lock-ttl"] ?? lockTTL
+        requests = values["--requests"].map { Int($0) } ?? requests
         concurrency = values["--concurrency"].map { Int($0) } ?? concurrency
         seconds = values["--seconds"] ?? seconds
         warmUp = values["--warm-up"] ?? warmUp

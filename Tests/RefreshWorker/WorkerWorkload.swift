@@ -1,5 +1,6 @@
 import Foundation
 import RefreshQueue
+import RefreshQueueRedis
 import SpotifyStub
 import Workload
 
@@ -8,7 +9,8 @@ import FoundationNetworking
 #endif
 
 extension Workload {
-    /// `GET /v1/me` through a closure of its own on the shared token file, as the example client.
+    /// `GET /v1/me` through a closure of its own on the shared token file (or Redis key), as the
+    /// example client.
     init(options: WorkerOptions, tally: Tally, onReauthenticationRequired: @escaping @Sendable (any Error) -> Void)
         throws
     {
@@ -16,16 +18,27 @@ extension Workload {
         let client = TokenEndpointClient(
             tokenURL: options.baseURL.appendingPathComponent("api/token"), clientID: example.id,
             clientSecret: example.secret, requestTimeout: options.requestTimeout)
-        let closure = RefreshingRequestClosure(
-            client: client,
-            store: try FileAuthenticationStore<OAuth2Token>(fileURL: options.tokenFile),
-            options: .init(
-                refreshTimeout: options.refreshTimeout,
-                refreshWindow: .unlimited,
-                requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true }
-            ),
-            onReauthenticationRequired: onReauthenticationRequired
-        )
+        let closureOptions = RefreshingRequestClosure<OAuth2Authentication>.Options(
+            refreshTimeout: options.refreshTimeout,
+            abandonAfter: options.redisPort == nil ? nil : options.lockTTL,
+            refreshWindow: .unlimited,
+            requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true })
+        let closure: RefreshingRequestClosure<OAuth2Authentication>
+        if let port = options.redisPort {
+            let password = ProcessInfo.processInfo.environment["REFRESHQUEUE_REDIS_PASSWORD"]
+            let store = RedisAuthenticationStore<OAuth2Token>(
+                key: options.redisKey, configuration: RedisConfiguration(port: port, password: password),
+                lockTTL: options.lockTTL)
+            closure = RefreshingRequestClosure(
+                client: client, store: store, options: closureOptions,
+                onReauthenticationRequired: onReauthenticationRequired)
+        } else if let file = options.tokenFile {
+            closure = RefreshingRequestClosure(
+                client: client, store: try FileAuthenticationStore<OAuth2Token>(fileURL: file), options: closureOptions,
+                onReauthenticationRequired: onReauthenticationRequired)
+        } else {
+            throw WorkerOptions.UsageError(description: "no token file and no Redis port")
+        }
         self.init(closure: closure, url: options.baseURL.appendingPathComponent("v1/me"), tally: tally)
     }
 }

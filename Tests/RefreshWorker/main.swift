@@ -2,7 +2,8 @@ import Foundation
 
 // A child process for the soak and crash-kill tests: one closure on a shared token file, sending
 // requests to the stub until told to stop, and reporting what happened on standard output.
-// Usage: RefreshWorker soak|kill --base URL --file PATH [options]; see WorkerOptions.
+// Usage: RefreshWorker soak|kill|burst --base URL (--file PATH | --redis-port PORT) [options]; see
+// WorkerOptions.
 
 let options: WorkerOptions
 do {
@@ -15,5 +16,6 @@ do {
 switch options.mode {
 case .soak: await SoakRun(options: options).run()
 case .kill: await KillRun(options: options).run()
+case .burst: await BurstRun(options: options).run()
 }
 exit(0)

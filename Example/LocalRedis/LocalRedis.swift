@@ -1,0 +1,186 @@
+import Foundation
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A `redis-server` of this machine's, started on a free loopback port with a random password,
+/// for the Example's `--fleet` and the Redis tests. It keeps its data in a directory of its own
+/// (append-only file), so that ``restart(timeout:)`` finds what was stored, as a production server
+/// would. The server ends when ``stop()`` is called or this object is released; the directory is
+/// deleted with the object.
+///
+/// The binary is `$REDIS_SERVER` when set, else `redis-server` on the `PATH`. The password goes
+/// to the server on its standard input, never on a command line.
+public final class LocalRedis: @unchecked Sendable {
+    /// Why no server could be started.
+    public struct StartError: Error, CustomStringConvertible {
+        /// A sentence saying what to do.
+        public let description: String
+    }
+
+    /// The server's port on 127.0.0.1.
+    public let port: Int
+    /// The password clients must send (`AUTH`).
+    public let password: String
+    /// The server's version, as it printed it (`7.0.15`), or `unknown`.
+    public private(set) var version = "unknown"
+    /// The binary that was started.
+    public let executable: URL
+
+    /// Where the server keeps its data.
+    private let directory: URL
+    private let lock = NSLock()
+    /// Guarded by `lock`.
+    private var process: Process?
+
+    /// The `redis-server` binary to start, or nil when there is none.
+    public static func findExecutable() -> URL? {
+        let environment = ProcessInfo.processInfo.environment
+        if let explicit = environment["REDIS_SERVER"], FileManager.default.isExecutableFile(atPath: explicit) {
+            return URL(fileURLWithPath: explicit)
+        }
+        let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for directory in path.split(separator: ":") {
+            let candidate = URL(fileURLWithPath: String(directory)).appendingPathComponent("redis-server")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return nil
+    }
+
+    /// Starts a server and waits (at most `timeout` seconds) until it accepts connections.
+    public init(timeout: TimeInterval = 10) throws {
+        guard let executable = Self.findExecutable() else {
+            throw StartError(
+                description:
+                    "redis-server was not found on the PATH (install it, e.g. `apt-get install redis-server`, "
+                    + "or set REDIS_SERVER to its path)")
+        }
+        self.executable = executable
+        port = try Self.freePort()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("redis-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var generator = SystemRandomNumberGenerator()
+        password = (0..<2).map { _ in String(generator.next() as UInt64, radix: 36) }.joined(separator: "-")
+        try start(timeout: timeout)
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Stops the server and waits for it to end.
+    ///
+    /// With `SIGKILL`: a child started from a thread that blocks signals (a dispatch worker does)
+    /// inherits that mask and would never see a `SIGTERM`. Nothing stored is lost: every write is
+    /// in the append-only file before the server answers it.
+    public func stop() {
+        lock.lock()
+        let running = process
+        process = nil
+        lock.unlock()
+        guard let running, running.isRunning else { return }
+        kill(running.processIdentifier, SIGKILL)
+        running.waitUntilExit()
+    }
+
+    /// Starts the server again on the same port, with the same password and an empty database.
+    public func restart(timeout: TimeInterval = 10) throws {
+        stop()
+        try start(timeout: timeout)
+    }
+
+    private func start(timeout: TimeInterval) throws {
+        let server = Process()
+        server.executableURL = executable
+        server.arguments = ["-"]
+        let input = Pipe()
+        let output = Pipe()
+        server.standardInput = input
+        server.standardOutput = output
+        server.standardError = output
+        try server.run()
+        let configuration = [
+            "port \(port)", "bind 127.0.0.1", "requirepass \(password)", "save \"\"", "appendonly yes",
+            "appendfsync always", "daemonize no", "protected-mode yes", "dir \(directory.path)",
+            "logfile \"\"", "loglevel notice",
+        ].joined(separator: "\n")
+        input.fileHandleForWriting.write(Data((configuration + "\n").utf8))
+        try? input.fileHandleForWriting.close()
+        // Read what it prints until it is ready, on a thread of its own: a server that never
+        // becomes ready must not block the caller past the timeout.
+        let ready = DispatchSemaphore(value: 0)
+        let log = LogLines()
+        Thread.detachNewThread {
+            var pending = Data()
+            while true {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                pending.append(chunk)
+                if pending.count > 16_384 { pending = pending.suffix(8_192) }
+                let text = String(decoding: pending, as: UTF8.self)
+                log.set(text)
+                if text.contains("Ready to accept connections") { ready.signal() }
+            }
+            ready.signal()
+        }
+        guard ready.wait(timeout: .now() + timeout) == .success, log.text.contains("Ready to accept connections")
+        else {
+            if server.isRunning { server.terminate() }
+            let tail = log.text.split(separator: "\n").suffix(3).joined(separator: " / ")
+            throw StartError(description: "redis-server did not start on port \(port): \(tail)")
+        }
+        if let range = log.text.range(of: "Redis version=") {
+            version = String(log.text[range.upperBound...].prefix { $0 != "," && $0 != " " })
+        }
+        lock.lock()
+        process = server
+        lock.unlock()
+    }
+
+    /// A port nothing listens on now: bound once to port 0 and released.
+    private static func freePort() throws -> Int {
+        #if canImport(Darwin)
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #else
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #endif
+        guard descriptor >= 0 else { throw StartError(description: "no socket for a free port") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard bound else { throw StartError(description: "no free loopback port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// What the server printed so far.
+private final class LogLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored = ""
+
+    var text: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return stored
+    }
+
+    func set(_ text: String) {
+        lock.lock()
+        stored = text
+        lock.unlock()
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import RefreshQueue
+
+/// Commands to one Redis server over one connection, opened on first use and again on the next
+/// call after it failed.
+///
+/// Calls from several threads take turns: each runs its commands and reads their replies whole
+/// under the client's lock, so replies never interleave. Every wait is bounded by the
+/// configuration's deadlines.
+final class RedisClient: @unchecked Sendable {
+    let configuration: RedisConfiguration
+    private let lock = NSLock()
+    /// Guarded by `lock`.
+    private var connection: RedisConnection?
+
+    init(_ configuration: RedisConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// Sends `commands` pipelined and returns one reply for each. A transport or protocol error
+    /// drops the connection; the next call connects again.
+    func run(_ commands: [RESPCommand]) throws(RedisError) -> [RESPValue] {
+        lock.lock()
+        defer { lock.unlock() }
+        do throws(RedisError) {
+            let open: RedisConnection
+            if let connection {
+                open = connection
+            } else {
+                open = try RedisConnection(configuration)
+                connection = open
+            }
+            return try open.exchange(commands)
+        } catch {
+            connection = nil
+            throw error
+        }
+    }
+
+    /// Sends one command and returns its reply; a server error reply throws
+    /// ``RedisError/commandFailed(command:message:)``.
+    func run(_ command: RESPCommand) throws(RedisError) -> RESPValue {
+        let reply = try run([command])[0]
+        if case .error(let message) = reply {
+            throw .commandFailed(command: command.name, message: RedisConnection.safe(message))
+        }
+        return reply
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import RefreshQueue
+
+/// An authentication stored in Redis, shared by every process and machine that uses the same
+/// server and key, with a lock so that only one of them refreshes at a time.
+///
+/// ```swift
+/// let store = RedisAuthenticationStore<OAuth2Token>(
+///     key: "spotify:token",
+///     configuration: RedisConfiguration(host: "10.0.0.5", password: redisPassword),
+///     lockTTL: 120)
+/// let authentication = RefreshingRequestClosure(client: client, store: store)
+/// ```
+///
+/// Every instance of a service that shares one OAuth token with a rotating refresh token needs
+/// this: two instances refreshing at once send the same refresh token twice, and the server
+/// revokes the whole family. Through this store a refresh takes the lock, reads what is stored,
+/// adopts a token another instance refreshed meanwhile, and otherwise refreshes and saves
+/// before it lets go.
+///
+/// The lock is `SET <key>:lock <owner> NX PX <ttl>` with a random owner value, released by a
+/// script that deletes it only if it still holds that owner (so an instance never releases a
+/// lock that expired and was taken by another). An instance killed while it holds the lock
+/// blocks the others for at most `lockTTL`: give it the closure's `abandonAfter` (the default,
+/// 120 s, is the closure's default), so that the lock never expires while its holder's refresh
+/// may still be running, and never outlives it by more.
+///
+/// What it does not do: TLS (run Redis on a private network, or behind a local TLS proxy such as
+/// stunnel), Redis Cluster or Sentinel (use one primary), or RESP3. The value is stored as JSON;
+/// the password appears in no description, mirror or error.
+///
+/// Every method blocks the calling thread for at most the configuration's deadlines (connecting
+/// and each command); ``lock(timeout:)`` also waits for the lock for at most `timeout`. A dropped
+/// connection is opened again on the next call.
+public final class RedisAuthenticationStore<Value: Codable & Sendable>: CoordinatedAuthenticationStore,
+    CustomStringConvertible
+{
+    /// The key the value is stored under.
+    public let key: String
+    /// The key of the refresh lock: `key` followed by `:lock`.
+    public var lockKey: String { key + ":lock" }
+    /// How long the lock lives if its holder never releases it (a killed process), in seconds.
+    public let lockTTL: TimeInterval
+    /// Where the server is.
+    public var configuration: RedisConfiguration { client.configuration }
+
+    private let client: RedisClient
+
+    /// A store of the value under `key` on the server `configuration` describes.
+    ///
+    /// - Parameters:
+    ///   - key: The Redis key of the value; the lock uses `key:lock`.
+    ///   - configuration: Where the server is, its password, and the deadlines.
+    ///   - lockTTL: Seconds the refresh lock lives at most: the closure's `abandonAfter` (default
+    ///     120). Values under a millisecond, or not finite, are replaced by 120.
+    public init(key: String, configuration: RedisConfiguration = RedisConfiguration(), lockTTL: TimeInterval = 120) {
+        self.key = key
+        self.lockTTL = lockTTL.isFinite && lockTTL >= 0.001 ? lockTTL : 120
+        self.client = RedisClient(configuration)
+    }
+
+    /// `RedisAuthenticationStore(key, server)`, without the password.
+    public var description: String { "RedisAuthenticationStore(\(key), \(configuration))" }
+
+    /// The stored value, or nil when there is none, it cannot be decoded, or the server cannot be
+    /// reached.
+    public func load() -> Value? {
+        try? read()
+    }
+
+    /// The stored value, or nil when there is none or it does not decode as `Value` (a corrupt
+    /// value reads as "log in again", and the next save replaces it).
+    ///
+    /// - Throws: A ``RedisError`` when the server cannot be asked: the closure then fails its
+    ///   requests with `RefreshQueueError.authenticationUnreadable` instead of logging the user
+    ///   out.
+    public func read() throws -> Value? {
+        switch try client.run(RESPCommand("GET", [key])) {
+        case .null:
+            return nil
+        case .bulkString(let bytes):
+            return try? JSONDecoder().decode(Value.self, from: Data(bytes))
+        default:
+            throw RedisError.protocolViolation("GET answered with something other than a string")
+        }
+    }
+
+    /// Stores `value` as JSON, replacing what was stored.
+    ///
+    /// - Throws: ``RedisError/codingFailed(_:)`` when `value` does not encode,
+    ///   ``RedisError/replyTooLarge(limit:)`` when it is larger than the configured bound, or the
+    ///   error that kept the server from storing it.
+    public func save(_ value: Value) throws {
+        let data: Data
+        do {
+            data = try JSONEncoder().encode(value)
+        } catch {
+            throw RedisError.codingFailed("the value does not encode as JSON")
+        }
+        guard data.count <= configuration.maximumReplySize else {
+            throw RedisError.replyTooLarge(limit: configuration.maximumReplySize)
+        }
+        let reply = try client.run(RESPCommand("SET", [key], value: Array(data)))
+        guard reply == .simpleString("OK") else { throw RedisError.protocolViolation("SET did not answer OK") }
+    }
+
+    /// Deletes the stored value; deleting a missing one succeeds.
+    public func remove() throws {
+        _ = try client.run(RESPCommand("DEL", [key]))
+    }
+
+    /// Takes the refresh lock shared by every user of this key, waiting at most `timeout`
+    /// seconds; it expires by itself after ``lockTTL``.
+    ///
+    /// - Throws: `AuthenticationStoreError.lockTimedOut(after:)` when another holder still has it
+    ///   after `timeout`; a ``RedisError`` (a transport failure) when the server cannot be asked.
+    public func lock(timeout: TimeInterval) throws -> any AuthenticationStoreLock {
+        let owner = RedisStoreLock.newOwner()
+        let milliseconds = String(Int64((lockTTL * 1000).rounded(.up)))
+        let wait = timeout.isFinite ? max(0, timeout) : 0
+        let deadline = ProcessInfo.processInfo.systemUptime + wait
+        var pause: TimeInterval = 0.005
+        while true {
+            let reply = try client.run(RESPCommand("SET", [lockKey, owner, "NX", "PX", milliseconds]))
+            switch reply {
+            case .simpleString("OK"):
+                return RedisStoreLock(client: client, key: lockKey, owner: owner)
+            case .null:
+                let left = deadline - ProcessInfo.processInfo.systemUptime
+                guard left > 0 else { throw AuthenticationStoreError.lockTimedOut(after: wait) }
+                Thread.sleep(forTimeInterval: min(pause, left))
+                pause = min(pause * 2, 0.1)
+            default:
+                throw RedisError.protocolViolation("SET NX answered with neither OK nor nil")
+            }
+        }
+    }
+
+    /// The process id in the lock's owner value, if the lock is held: which process holds it.
+    func lockHolder() throws -> Int32? {
+        guard case .bulkString(let bytes) = try client.run(RESPCommand("GET", [lockKey])) else { return nil }
+        return RedisStoreLock.processID(inOwner: String(decoding: bytes, as: UTF8.self))
+    }
+}

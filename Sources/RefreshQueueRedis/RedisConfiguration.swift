@@ -1,0 +1,58 @@
+import Foundation
+
+/// Where a Redis server is and how to talk to it.
+///
+/// The password never appears in ``description``, in a mirror, or in an error.
+public struct RedisConfiguration: Sendable, CustomStringConvertible, CustomReflectable {
+    /// The server's host name or address (default `127.0.0.1`).
+    public var host: String
+    /// The server's port (default 6379).
+    public var port: Int
+    /// The ACL user name (Redis 6 and later), or `nil` for the default user.
+    public var username: String?
+    /// The password (`requirepass` or the ACL user's), or `nil` when the server needs none.
+    public var password: String?
+    /// The logical database (`SELECT`), default 0.
+    public var database: Int
+    /// Seconds a connection attempt may take before it fails with ``RedisError/timedOut(_:)``.
+    public var connectTimeout: TimeInterval
+    /// Seconds a command may wait for its reply before it fails with ``RedisError/timedOut(_:)``.
+    public var commandTimeout: TimeInterval
+    /// The largest reply, and the largest value stored, in bytes (default 1 MiB).
+    public var maximumReplySize: Int
+
+    /// A configuration; every parameter but `host` and `port` is optional.
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 6379,
+        username: String? = nil,
+        password: String? = nil,
+        database: Int = 0,
+        connectTimeout: TimeInterval = 2,
+        commandTimeout: TimeInterval = 2,
+        maximumReplySize: Int = 1 << 20
+    ) {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.database = database
+        self.connectTimeout = connectTimeout
+        self.commandTimeout = commandTimeout
+        self.maximumReplySize = maximumReplySize
+    }
+
+    /// `redis://[user@]host:port/db`, with the password shown as `***` when there is one.
+    public var description: String {
+        let user = username.map { "\($0)\(password == nil ? "" : ":***")@" } ?? (password == nil ? "" : ":***@")
+        return "redis://\(user)\(host):\(port)/\(database)"
+    }
+
+    /// Only ``description``: the password stays out of `dump` and debuggers.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+
+    /// A deadline `seconds` from now, in monotonic seconds; an unusable value counts as 2 s.
+    static func deadline(after seconds: TimeInterval) -> TimeInterval {
+        ProcessInfo.processInfo.systemUptime + (seconds.isFinite && seconds > 0 ? seconds : 2)
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import LocalRedis
+import RefreshQueue
+import SpotifyStub
+import TestSupport
+import Testing
+
+@testable import RefreshQueueRedis
+
+/// What the store does when Redis is wrong, gone, slow or hostile: typed errors within the
+/// deadlines, never a crash, never a password or a token in a message.
+@Suite("Redis failures", .timeLimit(.minutes(3)))
+struct RedisFailureTests {
+    private static func store(port: Int, password: String? = "pw", timeout: TimeInterval = 1, maximum: Int = 1 << 20)
+        -> RedisAuthenticationStore<OAuth2Token>
+    {
+        RedisAuthenticationStore(
+            key: "k",
+            configuration: RedisConfiguration(
+                port: port, password: password, connectTimeout: timeout, commandTimeout: timeout,
+                maximumReplySize: maximum))
+    }
+
+    /// Runs `body`, which must throw a `RedisError`; returns it and how long it took.
+    private static func failure(_ body: () throws -> Void) -> (RedisError?, TimeInterval) {
+        let start = ProcessInfo.processInfo.systemUptime
+        do {
+            try body()
+            return (nil, ProcessInfo.processInfo.systemUptime - start)
+        } catch {
+            return (error as? RedisError, ProcessInfo.processInfo.systemUptime - start)
+        }
+    }
+
+    @Test(.enabled(if: RedisFixture.enabled, RedisFixture.skipReason))
+    func aWrongPasswordIsAnAuthenticationFailureThatNeverShowsThePassword() throws {
+        let server = try RedisFixture.server()
+        let store = Self.store(port: server.port, password: "not-the-password-123")
+        let (error, took) = Self.failure { _ = try store.read() }
+        guard case .authenticationFailed(let code) = error else {
+            Issue.record("expected authenticationFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(code == "WRONGPASS")
+        #expect(took < 2)
+        #expect(!String(describing: error).contains("not-the-password-123"))
+        #expect(store.load() == nil)
+        // No password at all, on a server that requires one.
+        let (missing, _) = Self.failure { _ = try Self.store(port: server.port, password: nil).read() }
+        #expect(missing == .authenticationFailed("NOAUTH"))
+    }
+
+    @Test func aPortNobodyListensOnIsAConnectionFailureAtOnce() throws {
+        let unused = try ScriptedRedisServer(reply: nil)
+        let port = unused.port
+        unused.stop()
+        let (error, took) = Self.failure { _ = try Self.store(port: port).read() }
+        guard case .connectionFailed = error else {
+            Issue.record("expected connectionFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(took < 1)
+        #expect(error?.isTransportFailure == true)
+    }
+
+    @Test func aServerThatNeverAnswersTimesOutByTheDeadline() throws {
+        let silent = try ScriptedRedisServer(reply: nil)
+        let store = Self.store(port: silent.port, timeout: 0.5)
+        let (error, took) = Self.failure { _ = try store.read() }
+        guard case .timedOut = error else {
+            Issue.record("expected timedOut, got \(String(describing: error))")
+            return
+        }
+        #expect(took >= 0.4 && took < 2.5, "took \(took) s for a 0.5 s deadline")
+        #expect(error?.isTransportFailure == true)
+        // Without a password the connection opens at once and the command itself waits.
+        let (commandError, commandTook) = Self.failure {
+            _ = try Self.store(port: silent.port, password: nil, timeout: 0.5).read()
+        }
+        #expect(commandError == .timedOut("GET"))
+        #expect(commandTook < 2.5)
+    }
+
+    @Test(
+        arguments: [
+            ("garbage", Array("HTTP/1.1 200 OK\r\n\r\n".utf8)),
+            ("a bulk string longer than its length", Array("$3\r\nabcdef\r\n".utf8)),
+            ("a length that is not a number", Array("$x\r\n".utf8)),
+            ("a bare line feed", Array("+OK\n".utf8)),
+        ] as [(String, [UInt8])])
+    func aReplyThatIsNotRESPIsAProtocolViolation(_ name: String, _ reply: [UInt8]) throws {
+        let hostile = try ScriptedRedisServer(reply: reply)
+        let (error, _) = Self.failure { _ = try Self.store(port: hostile.port, password: nil).read() }
+        guard case .protocolViolation = error else {
+            Issue.record("\(name): expected protocolViolation, got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test func aReplyCutShortIsAClosedConnection() throws {
+        let hostile = try ScriptedRedisServer(reply: Array("$100\r\nonly a part".utf8))
+        let (error, took) = Self.failure { _ = try Self.store(port: hostile.port, password: nil).read() }
+        #expect(error == .connectionClosed)
+        #expect(took < 1)
+    }
+
+    @Test func aReplyLargerThanTheBoundIsRefusedBeforeItIsRead() throws {
+        let hostile = try ScriptedRedisServer(reply: Array("$999999999\r\n".utf8) + [UInt8](repeating: 65, count: 2048))
+        let (error, _) = Self.failure { _ = try Self.store(port: hostile.port, password: nil, maximum: 1024).read() }
+        #expect(error == .replyTooLarge(limit: 1024))
+        let endless = try ScriptedRedisServer(reply: Array("+".utf8) + [UInt8](repeating: 65, count: 4096))
+        let (lineError, _) = Self.failure {
+            _ = try Self.store(port: endless.port, password: nil, maximum: 1024).read()
+        }
+        #expect(lineError == .replyTooLarge(limit: 1024))
+    }
+
+    @Test(.enabled(if: RedisFixture.enabled, RedisFixture.skipReason))
+    func aValueLargerThanTheBoundIsNotSaved() throws {
+        let server = try RedisFixture.server()
+        let store = RedisAuthenticationStore<OAuth2Token>(
+            key: RedisFixture.uniqueKey(),
+            configuration: RedisConfiguration(port: server.port, password: server.password, maximumReplySize: 256))
+        let huge = OAuth2Token(accessToken: String(repeating: "a", count: 1_000), refreshToken: "r")
+        let (error, _) = Self.failure { try store.save(huge) }
+        #expect(error == .replyTooLarge(limit: 256))
+        #expect(try store.read() == nil)
+    }
+
+    @Test(.enabled(if: RedisFixture.enabled, RedisFixture.skipReason))
+    func aValueThatDoesNotDecodeReadsAsNoAuthentication() throws {
+        let server = try RedisFixture.server()
+        let store = RedisAuthenticationStore<OAuth2Token>(
+            key: RedisFixture.uniqueKey(), configuration: RedisFixture.configuration(server))
+        _ = try RedisClient(store.configuration).run(RESPCommand("SET", [store.key, "{not json"]))
+        #expect(try store.read() == nil)
+        try store.save(OAuth2Token(accessToken: "a", refreshToken: "r"))
+        #expect(try store.read()?.accessToken == "a")
+    }
+
+    @Test func aServerErrorThatEchoesArgumentsIsCutBeforeThem() {
+        let message = "ERR unknown command 'SET', with args beginning with: 'k' '{\"accessToken\":\"secret\"}'"
+        #expect(RedisConnection.safe(message) == "ERR unknown command 'SET'")
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import LocalRedis
+import RefreshQueue
+import SpotifyStub
+import TestSupport
+import Testing
+
+@testable import RefreshQueueRedis
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Redis goes away while a refresh is needed, and comes back.
+@Suite("Redis restart", .enabled(if: RedisFixture.enabled, RedisFixture.skipReason), .timeLimit(.minutes(3)))
+struct RedisRestartTests {
+    @Test func duringAnOutageRequestsFailWithATransportErrorAndAfterItOneRefreshServesThemAll() async throws {
+        let stub = try StubHarness.startedStub()
+        stub.rotatesRefreshTokens = true
+        stub.detectsRefreshTokenReuse = true
+        defer { stub.stop() }
+        let server = try RedisFixture.server()
+        defer { server.stop() }
+        let store = RedisAuthenticationStore<OAuth2Token>(
+            key: RedisFixture.uniqueKey(), configuration: RedisFixture.configuration(server, commandTimeout: 1),
+            lockTTL: 10)
+        let client = StubHarness.exampleClient(stub)
+        let expired = RedisFleetTests.expired(try await StubHarness.logIn(stub, through: client))
+        try store.save(expired)
+        // Two refreshes in ten minutes at most: failures that counted would use them up at once.
+        let closure = RefreshingRequestClosure(
+            client: client, store: store,
+            options: .init(
+                refreshTimeout: 5, abandonAfter: 10, refreshWindow: RefreshWindow(maximumRefreshes: 2, interval: 600),
+                requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true }))
+        closure.adopt(OAuth2Authentication(token: expired, client: client))
+        let request = URLRequest(url: stub.baseURL.appendingPathComponent("v1/me"))
+        let refreshesBefore = stub.counters.tokenRequests
+
+        server.stop()
+        for attempt in 0..<6 {
+            do {
+                _ = try await closure.authorize(request)
+                Issue.record("attempt \(attempt) was signed while Redis was down")
+            } catch {
+                let failure = error as? any RefreshFailure
+                #expect(
+                    failure?.isTransportFailure == true || Self.isUnreadable(error),
+                    "attempt \(attempt): \(error)")
+                #expect(!"\(error)".contains(expired.accessToken))
+            }
+        }
+        #expect(stub.counters.tokenRequests == refreshesBefore, "a refresh was sent without the lock")
+
+        try server.restart()
+        // The first call after the restart may find the old connection closed; the next one
+        // connects again.
+        var signed: URLRequest?
+        for _ in 0..<5 where signed == nil {
+            signed = try? await closure.authorize(request)
+        }
+        try #require(signed != nil, "no request was signed after Redis came back")
+        let results = Completions<Bool>()
+        for index in 0..<200 {
+            closure.authorize(request) { results.record(index, (try? $0.get()) != nil) }
+        }
+        await results.wait(for: 200)
+        #expect(results.results.values.allSatisfy { $0 })
+        #expect(stub.counters.tokenRequests - refreshesBefore == 1)
+        #expect(stub.counters.reuseDetections == 0)
+        #expect(store.load()?.accessToken != expired.accessToken)
+    }
+
+    private static func isUnreadable(_ error: any Error) -> Bool {
+        if case RefreshQueueError.authenticationUnreadable = error { return true }
+        return false
+    }
+}

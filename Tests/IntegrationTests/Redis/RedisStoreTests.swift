@@ -1,0 +1,78 @@
+import Foundation
+import LocalRedis
+import RefreshQueue
+import Testing
+
+@testable import RefreshQueueRedis
+
+/// The store against a real server: values, the lock, and its expiry.
+@Suite("RedisAuthenticationStore", .enabled(if: RedisFixture.enabled, RedisFixture.skipReason), .timeLimit(.minutes(2)))
+struct RedisStoreTests {
+    @Test func aSavedValueLoadsBackAndRemovingLeavesNothing() throws {
+        let server = try RedisFixture.server()
+        let store = RedisAuthenticationStore<OAuth2Token>(
+            key: RedisFixture.uniqueKey(), configuration: RedisFixture.configuration(server))
+        #expect(try store.read() == nil)
+        let token = OAuth2Token(accessToken: "access", refreshToken: "refresh", expiresIn: 3600)
+        try store.save(token)
+        #expect(try store.read() == token)
+        #expect(store.load() == token)
+        try store.remove()
+        #expect(try store.read() == nil)
+        try store.remove()
+    }
+
+    @Test func theLockIsExclusiveReleasedOnceAndTimesOut() throws {
+        let server = try RedisFixture.server()
+        let configuration = RedisFixture.configuration(server)
+        let key = RedisFixture.uniqueKey()
+        let first = RedisAuthenticationStore<OAuth2Token>(key: key, configuration: configuration)
+        let second = RedisAuthenticationStore<OAuth2Token>(key: key, configuration: configuration)
+        let held = try first.lock(timeout: 1)
+        #expect(try first.lockHolder() == ProcessInfo.processInfo.processIdentifier)
+        let start = ProcessInfo.processInfo.systemUptime
+        #expect(throws: AuthenticationStoreError.lockTimedOut(after: 0.3)) { try second.lock(timeout: 0.3) }
+        #expect(ProcessInfo.processInfo.systemUptime - start >= 0.3)
+        held.unlock()
+        let next = try second.lock(timeout: 1)
+        // A second unlock of the first lock must not release the lock the second store holds now.
+        held.unlock()
+        #expect(throws: AuthenticationStoreError.lockTimedOut(after: 0)) { try first.lock(timeout: 0) }
+        next.unlock()
+        _ = try first.lock(timeout: 0)
+    }
+
+    @Test func aLockNobodyReleasesExpiresAtItsTTL() throws {
+        let server = try RedisFixture.server()
+        let configuration = RedisFixture.configuration(server)
+        let key = RedisFixture.uniqueKey()
+        let dying = RedisAuthenticationStore<OAuth2Token>(key: key, configuration: configuration, lockTTL: 0.5)
+        let survivor = RedisAuthenticationStore<OAuth2Token>(key: key, configuration: configuration, lockTTL: 0.5)
+        // Taken with a raw SET, as a process killed while holding it leaves it: never released.
+        _ = try dying.lockRawForTesting()
+        let start = ProcessInfo.processInfo.systemUptime
+        let lock = try survivor.lock(timeout: 5)
+        let waited = ProcessInfo.processInfo.systemUptime - start
+        #expect(waited >= 0.3 && waited < 3, "waited \(waited) s for a 0.5 s lock")
+        lock.unlock()
+    }
+
+    @Test func theDescriptionNeverShowsThePassword() throws {
+        let configuration = RedisConfiguration(port: 6390, username: "app", password: "hunter2-secret")
+        let store = RedisAuthenticationStore<OAuth2Token>(key: "k", configuration: configuration)
+        for text in [String(describing: store), String(describing: configuration), String(reflecting: configuration)] {
+            #expect(!text.contains("hunter2"))
+        }
+        var dumped = ""
+        dump(configuration, to: &dumped)
+        #expect(!dumped.contains("hunter2"))
+    }
+}
+
+extension RedisAuthenticationStore {
+    /// Takes the lock as a holder that will never release it.
+    func lockRawForTesting() throws -> RESPValue {
+        try RedisClient(configuration).run(
+            RESPCommand("SET", [lockKey, "999999-dead", "NX", "PX", String(Int64(lockTTL * 1000))]))
+    }
+}
