@@ -281,6 +281,15 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     }
 
     /// `completion`, moved onto ``Options/completionQueue`` when the options name one.
+    ///
+    /// The form for requests, not generic: handing the caller's closure through the generic form
+    /// wraps it twice (to the generic shape and back), two allocations on every signed request.
+    func delivering(_ completion: @escaping AuthorizationTask.Completion) -> AuthorizationTask.Completion {
+        guard let completionQueue else { return completion }
+        return { value in completionQueue.async { completion(value) } }
+    }
+
+    /// `completion`, moved onto ``Options/completionQueue`` when the options name one.
     func delivering<Value: Sendable>(
         _ completion: @escaping @Sendable (Value) -> Void
     ) -> @Sendable (Value) -> Void {
