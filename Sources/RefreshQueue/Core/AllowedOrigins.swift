@@ -59,11 +59,13 @@ public struct AllowedOrigins: Sendable, Equatable {
         AllowedOrigins(origins: origins, plainHTTP: true)
     }
 
-    /// What to do with a request to `url`.
+    /// What to do with `request`.
     @inline(__always)
-    func decision(for url: URL?) -> Decision {
-        if let url, Self.starts(url.absoluteString, withOneOf: signedPrefixes) { return .sign }
-        return parsedDecision(for: url)
+    func decision(for request: URLRequest) -> Decision {
+        // The URL is read for its text alone, and let go of at once: only a request that no prefix
+        // settles reads it again, to parse it.
+        if let text = request.url?.absoluteString, Self.starts(text, withOneOf: signedPrefixes) { return .sign }
+        return parsedDecision(for: request.url)
     }
 
     /// The decision from the URL's parsed scheme, host and port.

@@ -28,7 +28,7 @@ extension RefreshingRequestClosure {
     @inline(__always)
     func answerWithoutSigning(_ request: URLRequest) -> Result<URLRequest, any Error>? {
         guard requiresAuthentication(request) else { return .success(request) }
-        switch origins.decision(for: request.url) {
+        switch origins.decision(for: request) {
         case .sign: return nil
         case .passUnsigned: return .success(request)
         case .refuse(let error): return .failure(error)
