@@ -148,6 +148,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
 
     /// ``authorize(_:completion:)`` with `completion` already on the completion queue.
     @discardableResult
+    @inline(__always)
     func startAuthorizing(
         _ request: URLRequest,
         completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
@@ -284,6 +285,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     ///
     /// The form for requests, not generic: handing the caller's closure through the generic form
     /// wraps it twice (to the generic shape and back), two allocations on every signed request.
+    @inline(__always)
     func delivering(_ completion: @escaping AuthorizationTask.Completion) -> AuthorizationTask.Completion {
         guard let completionQueue else { return completion }
         return { value in completionQueue.async { completion(value) } }
