@@ -158,8 +158,9 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
             return .finished
         }
         switch signWithoutWaiting(request) {
+        // Moved into the result, not copied: a copy costs a retain and a release per request.
         case .signed(let signed):
-            completion(.success(signed))
+            completion(.success(consume signed))
             return .finished
         case .wait(let staleGeneration):
             return enqueue(request, staleGeneration: staleGeneration, completion: completion)
