@@ -143,7 +143,9 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         _ request: URLRequest,
         completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) -> AuthorizationTask {
-        startAuthorizing(request, completion: delivering(completion))
+        // Without a completion queue, the caller's closure is handed on as it is: not copied.
+        guard completionQueue != nil else { return startAuthorizing(request, completion: completion) }
+        return startAuthorizing(request, completion: delivering(completion))
     }
 
     /// ``authorize(_:completion:)`` with `completion` already on the completion queue.
