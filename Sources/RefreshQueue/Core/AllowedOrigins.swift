@@ -22,16 +22,16 @@ public struct AllowedOrigins: Sendable, Equatable {
     private let plainHTTP: Bool
     /// How URLs of the origins to sign begin, exactly as `absoluteString` spells them most of the
     /// time: a match is decided without parsing the URL (parsing costs more than signing).
-    private let signedPrefixes: [[UInt8]]
+    private let signedPrefixes: SignedPrefixes
 
     private init(origins: Set<Origin>?, plainHTTP: Bool) {
         self.origins = origins
         self.plainHTTP = plainHTTP
         guard let origins else {
-            signedPrefixes = [Array("https://".utf8)]
+            signedPrefixes = SignedPrefixes(["https://"])
             return
         }
-        signedPrefixes = origins.filter { $0.isSecure || plainHTTP }.flatMap(\.prefixes).map { Array($0.utf8) }
+        signedPrefixes = SignedPrefixes(origins.filter { $0.isSecure || plainHTTP }.flatMap(\.prefixes))
     }
 
     public static func == (lhs: AllowedOrigins, rhs: AllowedOrigins) -> Bool {
@@ -60,11 +60,13 @@ public struct AllowedOrigins: Sendable, Equatable {
         AllowedOrigins(origins: origins, plainHTTP: true)
     }
 
-    /// What to do with a request to `url`.
+    /// What to do with `request`.
     @inline(__always)
-    func decision(for url: URL?) -> Decision {
-        if let url, Self.starts(url.absoluteString, withOneOf: signedPrefixes) { return .sign }
-        return parsedDecision(for: url)
+    func decision(for request: URLRequest) -> Decision {
+        // The URL is read for its text alone, and let go of at once: only a request that no prefix
+        // settles reads it again, to parse it.
+        if let text = request.url?.absoluteString, Self.starts(text, withOneOf: signedPrefixes) { return .sign }
+        return parsedDecision(for: request.url)
     }
 
     /// The decision from the URL's parsed scheme, host and port.
@@ -80,26 +82,112 @@ public struct AllowedOrigins: Sendable, Equatable {
 
     /// Whether `text` begins with one of `prefixes` (ASCII letters in any case) followed by the end,
     /// `/`, `?` or `#`: the whole authority, not just the start of a longer host name.
-    private static func starts(_ text: String, withOneOf prefixes: [[UInt8]]) -> Bool {
-        if let found = text.utf8.withContiguousStorageIfAvailable({ matches($0, prefixes) }) { return found }
-        return Array(text.utf8).withUnsafeBufferPointer { matches($0, prefixes) }
+    private static func starts(_ text: String, withOneOf prefixes: SignedPrefixes) -> Bool {
+        prefixes.begin(text)
+    }
+}
+
+/// How the URLs of the origins to sign begin, ready to be compared eight bytes at a time: one
+/// comparison for `https://`, three for `https://api.spotify.com`, instead of one per byte.
+struct SignedPrefixes: Sendable {
+    /// Eight bytes of a prefix at `offset`: bytes match when `(text | caseBits) & significant`
+    /// equals `expected`. `caseBits` sets the bit that tells ASCII case apart at the prefix's
+    /// letters (so that `H` and `h` both match `h`, and nothing else does); `significant` keeps
+    /// only the bytes inside the prefix.
+    private struct Word {
+        let offset: Int
+        let expected: UInt64
+        let caseBits: UInt64
+        let significant: UInt64
     }
 
-    private static func matches(_ bytes: UnsafeBufferPointer<UInt8>, _ prefixes: [[UInt8]]) -> Bool {
+    private struct Prefix {
+        /// The prefix's length in bytes.
+        let count: Int
+        /// `https://` (every origin) ends with the slash: any host will do after it.
+        let isOpenEnded: Bool
+        /// Where its words are in `words`: at 0, 8, 16, … and its last eight bytes (overlapping).
+        let words: Range<Int>
+    }
+
+    private let prefixes: [Prefix]
+    /// The words of every prefix, in one array of plain values: reading them touches no
+    /// reference count.
+    private let words: [Word]
+
+    /// `prefixes`, in lower case (as ``Origin`` spells its scheme and host).
+    init(_ prefixes: [String]) {
+        var all: [Prefix] = []
+        var words: [Word] = []
+        for text in prefixes {
+            let bytes = text.utf8.map(Self.lowercased)
+            let length = max(bytes.count, 8)
+            let padding = [UInt8](repeating: 0, count: length - bytes.count)
+            let caseBits = bytes.map { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) ? UInt8(0x20) : 0 }
+            let significant = [UInt8](repeating: 0xFF, count: bytes.count)
+            let first = words.count
+            for offset in Array(stride(from: 0, to: length - 8, by: 8)) + [length - 8] {
+                words.append(
+                    Word(
+                        offset: offset, expected: Self.word(bytes + padding, at: offset),
+                        caseBits: Self.word(caseBits + padding, at: offset),
+                        significant: Self.word(significant + padding, at: offset)))
+            }
+            all.append(
+                Prefix(count: bytes.count, isOpenEnded: bytes.last == UInt8(ascii: "/"), words: first..<words.count))
+        }
+        self.prefixes = all
+        self.words = words
+    }
+
+    /// Whether `text` begins with one of the prefixes (ASCII letters in any case) followed by the
+    /// end, `/`, `?` or `#`.
+    func begin(_ text: String) -> Bool {
+        let prefixes = self.prefixes
+        let words = self.words
+        if let found = text.utf8.withContiguousStorageIfAvailable({ Self.begin($0, prefixes, words) }) { return found }
+        return Array(text.utf8).withUnsafeBufferPointer { Self.begin($0, prefixes, words) }
+    }
+
+    private static func begin(_ bytes: UnsafeBufferPointer<UInt8>, _ prefixes: [Prefix], _ words: [Word]) -> Bool {
+        // Eight bytes at least, so that every word can be read (a prefix is padded to eight bytes
+        // with zeros it does not compare): shorter texts are copied, padded too.
+        guard bytes.count < 8 else { return begin(UnsafeRawPointer(bytes.baseAddress!), bytes.count, prefixes, words) }
+        var padded: UInt64 = 0
+        return withUnsafeMutableBytes(of: &padded) { padding in
+            padding.copyMemory(from: UnsafeRawBufferPointer(bytes))
+            return begin(UnsafeRawPointer(padding.baseAddress!), bytes.count, prefixes, words)
+        }
+    }
+
+    /// Whether the `count` bytes at `base`, readable at least eight bytes far, begin with one of
+    /// `prefixes`.
+    @inline(__always)
+    private static func begin(_ base: UnsafeRawPointer, _ count: Int, _ prefixes: [Prefix], _ words: [Word]) -> Bool {
         prefixes.contains { prefix in
-            guard bytes.count >= prefix.count else { return false }
-            for index in prefix.indices where lowercased(bytes[index]) != prefix[index] { return false }
-            // `https://` (every origin) ends with the slash: any host will do.
-            guard prefix.last != UInt8(ascii: "/"), bytes.count > prefix.count else { return true }
-            let next = bytes[prefix.count]
+            guard count >= prefix.count else { return false }
+            for index in prefix.words {
+                let word = words[index]
+                let loaded = base.loadUnaligned(fromByteOffset: word.offset, as: UInt64.self)
+                guard (loaded | word.caseBits) & word.significant == word.expected else { return false }
+            }
+            guard !prefix.isOpenEnded, count > prefix.count else { return true }
+            let next = base.load(fromByteOffset: prefix.count, as: UInt8.self)
             return next == UInt8(ascii: "/") || next == UInt8(ascii: "?") || next == UInt8(ascii: "#")
         }
+    }
+
+    /// The eight bytes of `bytes` at `offset`, in memory order, as `loadUnaligned` reads them.
+    private static func word(_ bytes: [UInt8], at offset: Int) -> UInt64 {
+        bytes[offset..<offset + 8].withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
     }
 
     private static func lowercased(_ byte: UInt8) -> UInt8 {
         (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
     }
+}
 
+extension AllowedOrigins {
     enum Decision: Equatable {
         case sign
         case passUnsigned

@@ -74,7 +74,9 @@ public struct AuthorizationScheme: Sendable, Equatable {
             request.allHTTPHeaderFields = [headerName: value]
             return
         }
-        for key in fields.keys where key != headerName && Self.equalIgnoringASCIICase(key, headerName) {
+        // The length comparison inside `equalIgnoringASCIICase` settles almost every key at once;
+        // `!=` on two different strings would first call into the standard library.
+        for key in fields.keys where Self.equalIgnoringASCIICase(key, headerName) && key != headerName {
             fields[key] = nil
         }
         fields[headerName] = value

@@ -28,7 +28,7 @@ extension RefreshingRequestClosure {
     @inline(__always)
     func answerWithoutSigning(_ request: URLRequest) -> Result<URLRequest, any Error>? {
         guard requiresAuthentication(request) else { return .success(request) }
-        switch origins.decision(for: request.url) {
+        switch origins.decision(for: request) {
         case .sign: return nil
         case .passUnsigned: return .success(request)
         case .refuse(let error): return .failure(error)
@@ -38,16 +38,21 @@ extension RefreshingRequestClosure {
     /// `request` signed at once, when a valid authentication is held and nobody waits.
     @inline(__always)
     func signWithoutWaiting(_ request: URLRequest) -> FastPathResult {
-        guard let fast = machine.withLock({ $0.fastPath() }) else { return .wait(staleGeneration: nil) }
-        guard case .success(let header) = fast.credential.header else { return .wait(staleGeneration: nil) }
+        // Only the credential leaves the lock as a reference, retained once; the rest are numbers.
+        var fast = (generation: UInt64(0), recommendationAfter: TimeInterval?.none)
+        let held = machine.withLock { machine -> HeldCredential? in
+            guard let path = machine.fastPath() else { return nil }
+            fast = (path.generation, path.recommendationAfter)
+            return path.credential
+        }
+        guard let credential = held, credential.signingHeader != nil else { return .wait(staleGeneration: nil) }
         // User code, read outside the lock.
-        let credential = fast.credential
         if credential.isRefreshNeeded { return .wait(staleGeneration: fast.generation) }
         if let after = fast.recommendationAfter, credential.isRefreshRecommended, now() >= after {
             recommendRefresh(of: fast.generation)
         }
         var signed = request
-        scheme.sign(&signed, with: header)
+        credential.sign(&signed, scheme: scheme)
         return .signed(signed)
     }
 

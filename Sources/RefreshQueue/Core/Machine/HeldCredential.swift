@@ -1,3 +1,9 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// An authentication held by a ``RefreshingRequestClosure``, with the header that signs requests
 /// computed once, when it was found, refreshed or adopted.
 ///
@@ -8,10 +14,22 @@ final class HeldCredential: Sendable {
     let authentication: any RefreshableAuthentication
     /// The header value that signs requests, or why the token cannot be a header value.
     let header: Result<String, RefreshQueueError>
+    /// The header value of `header`, `nil` when the token cannot be one: what the fast path reads,
+    /// a plain string with no enum to copy and destroy around it on every request.
+    let signingHeader: String?
 
     init(authentication: any RefreshableAuthentication, header: Result<String, RefreshQueueError>) {
         self.authentication = authentication
         self.header = header
+        self.signingHeader = try? header.get()
+    }
+
+    /// Writes the header into `request`, when the token can be a header value. The header is read
+    /// in place, not copied out of the credential first.
+    @inline(__always)
+    func sign(_ request: inout URLRequest, scheme: AuthorizationScheme) {
+        guard let signingHeader else { return }
+        scheme.sign(&request, with: signingHeader)
     }
 
     /// How stale the authentication is now. User code: never call it under a lock.
