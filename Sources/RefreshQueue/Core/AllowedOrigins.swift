@@ -152,11 +152,14 @@ struct SignedPrefixes: Sendable {
     private static func begin(_ bytes: UnsafeBufferPointer<UInt8>, _ prefixes: [Prefix], _ words: [Word]) -> Bool {
         // Eight bytes at least, so that every word can be read (a prefix is padded to eight bytes
         // with zeros it does not compare): shorter texts are copied, padded too.
-        guard bytes.count < 8 else { return begin(UnsafeRawPointer(bytes.baseAddress!), bytes.count, prefixes, words) }
+        if bytes.count >= 8, let base = bytes.baseAddress {
+            return begin(UnsafeRawPointer(base), bytes.count, prefixes, words)
+        }
         var padded: UInt64 = 0
         return withUnsafeMutableBytes(of: &padded) { padding in
             padding.copyMemory(from: UnsafeRawBufferPointer(bytes))
-            return begin(UnsafeRawPointer(padding.baseAddress!), bytes.count, prefixes, words)
+            guard let base = padding.baseAddress else { return false }
+            return begin(UnsafeRawPointer(base), bytes.count, prefixes, words)
         }
     }
 
