@@ -72,7 +72,7 @@ let package = Package(
         // itself is built and run by Tests/Fuzz/run.
         .testTarget(
             name: "FuzzRegressionTests",
-            dependencies: ["RefreshQueue", "SpotifyStub"],
+            dependencies: ["RefreshQueue", "RefreshQueueRedis", "SpotifyStub"],
             path: "Tests/Fuzz",
             exclude: ["run", "Entry", "Corpus", "Regressions"],
             sources: ["Targets", "FuzzRegressionTests.swift"]

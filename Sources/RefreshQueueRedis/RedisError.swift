@@ -1,11 +1,10 @@
 import Foundation
-import RefreshQueue
 
 /// Why a ``RedisAuthenticationStore`` could not talk to its Redis server.
 ///
 /// No case carries a password, a stored value or a token: ``description`` is safe to log. The
 /// cases a network causes (``connectionFailed(_:)``, ``timedOut(_:)``, ``connectionClosed``) are
-/// transport failures (``RefreshFailure/isTransportFailure``): a refresh that fails with one is not
+/// transport failures (`RefreshFailure.isTransportFailure`): a refresh that fails with one is not
 /// counted against the closure's refresh window, and requests fail while the server is away
 /// instead of logging the user out.
 public enum RedisError: Error, Sendable, Equatable {
@@ -35,16 +34,6 @@ public enum RedisError: Error, Sendable, Equatable {
 
     /// The stored value could not be encoded or decoded as the store's value type.
     case codingFailed(String)
-}
-
-extension RedisError: RefreshFailure {
-    /// True for ``connectionFailed(_:)``, ``timedOut(_:)`` and ``connectionClosed``.
-    public var isTransportFailure: Bool {
-        switch self {
-        case .connectionFailed, .timedOut, .connectionClosed: return true
-        default: return false
-        }
-    }
 }
 
 extension RedisError: CustomStringConvertible, LocalizedError {

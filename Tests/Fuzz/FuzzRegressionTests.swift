@@ -5,7 +5,7 @@ import Testing
 /// fail (`Regressions/<target>/`) — through the same checks the fuzzer runs.
 @Suite("Fuzz corpora and regressions", .timeLimit(.minutes(2)))
 struct FuzzRegressionTests {
-    static let targets = LibraryFuzzTargets.all + StubFuzzTargets.all
+    static let targets = LibraryFuzzTargets.all + StubFuzzTargets.all + RedisFuzzTargets.all
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 
     static func inputs(of target: String, in folder: String) -> [URL] {

@@ -5,6 +5,8 @@ import Foundation
 
 #if FUZZ_STUB
 private let targets = StubFuzzTargets.all
+#elseif FUZZ_REDIS
+private let targets = RedisFuzzTargets.all
 #else
 private let targets = LibraryFuzzTargets.all
 #endif
