@@ -1,5 +1,6 @@
 import Foundation
 import RefreshQueue
+import RefreshQueueRedis
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -45,20 +46,28 @@ struct Burst {
         return tally
     }
 
-    /// A worker process of `--processes`: the same burst against the parent's server and token
-    /// file; its result goes to the parent as one line on standard output.
+    /// A worker process of `--processes` or `--fleet`: the same burst against the parent's server
+    /// and token (file or Redis key); its result goes to the parent as one line on standard output.
     static func runWorker(_ worker: Options.Worker, requests: Int, lifetime: TimeInterval, publicClient: Bool) async
         -> Bool
     {
         let session = URLSession.walkthrough(concurrency: min(requests, Burst.concurrency))
         defer { session.invalidateAndCancel() }
         do {
-            let store = try FileAuthenticationStore<OAuth2Token>(fileURL: worker.tokenFile)
             let client = TokenEndpointClient.example(baseURL: worker.baseURL, session: session, public: publicClient)
             let tally = Tally()
-            let burst = Burst(
-                closure: .walkthrough(client: client, store: store, lifetime: lifetime, timeline: nil, tally: tally),
-                baseURL: worker.baseURL, session: session, tally: tally)
+            let closure: RefreshingRequestClosure<OAuth2Authentication>
+            switch worker.token {
+            case .file(let url):
+                let store = try FileAuthenticationStore<OAuth2Token>(fileURL: url)
+                closure = .walkthrough(client: client, store: store, lifetime: lifetime, timeline: nil, tally: tally)
+            case .redis(let port, let key):
+                let password = ProcessInfo.processInfo.environment[Walkthrough.redisPasswordVariable]
+                let store = RedisAuthenticationStore<OAuth2Token>(
+                    key: key, configuration: RedisConfiguration(port: port, password: password))
+                closure = .walkthrough(client: client, store: store, lifetime: lifetime, timeline: nil, tally: tally)
+            }
+            let burst = Burst(closure: closure, baseURL: worker.baseURL, session: session, tally: tally)
             await burst.run(requests: requests, timeline: nil)
             say(WorkerProcess.resultLine(index: worker.index, tally: tally))
             return tally.snapshot.errors.isEmpty

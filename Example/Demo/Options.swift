@@ -9,13 +9,41 @@ struct Options {
     var serve = false
     var help = false
     var processes = 1
-    /// Set in a worker process started by `--processes`: where the parent's server and token are.
+    /// `--fleet K`: the K processes share the token through a Redis server instead of a file.
+    var fleet = false
+    /// Set in a worker process started by `--processes` or `--fleet`: where the parent's server
+    /// and token are.
     var worker: Worker?
 
     struct Worker {
         var baseURL: URL
-        var tokenFile: URL
+        var token: TokenLocation
         var index: Int
+    }
+
+    /// Where a worker finds the shared token.
+    enum TokenLocation {
+        /// A token file.
+        case file(URL)
+        /// A Redis server on this machine, `port`, under `key`; its password is in the
+        /// environment (`REFRESHQUEUE_REDIS_PASSWORD`), never on a command line.
+        case redis(port: Int, key: String)
+
+        /// How the parent names it on the worker's command line.
+        var argument: String {
+            switch self {
+            case .file(let url): return url.path
+            case .redis(let port, let key): return "redis://127.0.0.1:\(port)/\(key)"
+            }
+        }
+
+        init(argument: String) {
+            if argument.hasPrefix("redis://"), let url = URL(string: argument), let port = url.port {
+                self = .redis(port: port, key: String(url.path.dropFirst()))
+            } else {
+                self = .file(URL(fileURLWithPath: argument))
+            }
+        }
     }
 
     static let usage = """
@@ -32,6 +60,9 @@ struct Options {
           --public-client     log in and refresh as a public client (an iOS app): PKCE, no secret
           --processes K       run the requests in K processes sharing one token file (default 1);
                               --requests is then per process
+          --fleet K           run them in K processes sharing the token through a Redis server
+                              (redis-server on this machine, started on a free port, with a
+                              password), each with its own RedisAuthenticationStore
           --serve             only run the token server and print its URL, for trying it with curl
           --help              show this text
         """
@@ -57,15 +88,21 @@ struct Options {
                     throw ExampleError.usage("--processes needs a whole number from 1 to 16")
                 }
                 processes = value
+            case "--fleet":
+                guard let value = remaining.popFirst().flatMap(Int.init), (1...16).contains(value) else {
+                    throw ExampleError.usage("--fleet needs a whole number from 1 to 16")
+                }
+                processes = value
+                fleet = true
             case "--worker":
                 // Internal: how `--processes` starts its children.
                 guard let base = remaining.popFirst().flatMap(URL.init(string:)),
-                    let file = remaining.popFirst().map(URL.init(fileURLWithPath:)),
+                    let token = remaining.popFirst().map(TokenLocation.init(argument:)),
                     let index = remaining.popFirst().flatMap(Int.init)
                 else {
-                    throw ExampleError.usage("--worker needs a base URL, a token file and an index")
+                    throw ExampleError.usage("--worker needs a base URL, a token file or Redis URL and an index")
                 }
-                worker = Worker(baseURL: base, tokenFile: file, index: index)
+                worker = Worker(baseURL: base, token: token, index: index)
             case "--rotate":
                 rotate = true
             case "--public-client":

@@ -1,5 +1,7 @@
 import Foundation
+import LocalRedis
 import RefreshQueue
+import RefreshQueueRedis
 import SpotifyStub
 
 #if canImport(FoundationNetworking)
@@ -41,6 +43,11 @@ struct Walkthrough {
     let options: Options
     let timeline = Timeline()
 
+    /// The environment variable that hands `--fleet` workers the Redis password.
+    static let redisPasswordVariable = "REFRESHQUEUE_REDIS_PASSWORD"
+    /// The Redis key `--fleet` shares the token under.
+    static let redisKey = "spotify:token"
+
     /// Runs every step; returns whether every request got a 200.
     func run() async throws -> Bool {
         // 1. The token server.
@@ -75,8 +82,17 @@ struct Walkthrough {
 
         // 4. Many requests at once, all waiting for one refresh.
         let tally: Tally
-        if options.processes > 1 {
-            tally = try await runWorkers(stub: stub, tokenFile: store.fileURL)
+        if options.fleet {
+            guard let redis = startRedis() else { return false }
+            defer { redis.stop() }
+            let shared = RedisAuthenticationStore<OAuth2Token>(
+                key: Self.redisKey, configuration: RedisConfiguration(port: redis.port, password: redis.password))
+            try shared.save(token.expired)
+            tally = try await runWorkers(
+                stub: stub, token: .redis(port: redis.port, key: Self.redisKey),
+                environment: [Self.redisPasswordVariable: redis.password])
+        } else if options.processes > 1 {
+            tally = try await runWorkers(stub: stub, token: .file(store.fileURL))
         } else {
             tally = Tally()
             await Burst(
@@ -110,19 +126,41 @@ struct Walkthrough {
         return try await client.exchange(code: code, for: authorization)
     }
 
-    /// `--processes K`: K copies of this program share the token file; each fires the requests.
-    private func runWorkers(stub: SpotifyStub, tokenFile: URL) async throws -> Tally {
+    /// `--fleet K`: a redis-server of this machine's on a free loopback port, or nil (and why)
+    /// when none can be started.
+    private func startRedis() -> LocalRedis? {
+        do {
+            let redis = try LocalRedis()
+            timeline.log(
+                "started redis-server \(redis.version) (\(redis.executable.path)) on 127.0.0.1:\(redis.port) "
+                    + "with a random password, given on its standard input; the token is shared under \(Self.redisKey)")
+            return redis
+        } catch {
+            timeline.log("could not start Redis for --fleet: \(error)")
+            say("--fleet needs redis-server: \(error)")
+            return nil
+        }
+    }
+
+    /// `--processes K` or `--fleet K`: K copies of this program share the token (a file, or a
+    /// Redis key, each through a store of its own); each fires the requests.
+    private func runWorkers(
+        stub: SpotifyStub, token: Options.TokenLocation, environment: [String: String] = [:]
+    ) async throws -> Tally {
         let count = options.processes
-        timeline.log(
-            "starting \(count) processes that share \(tokenFile.lastPathComponent), "
-                + "\(options.requests) requests each")
+        let shared: String
+        switch token {
+        case .file(let url): shared = url.lastPathComponent
+        case .redis(let port, let key): shared = "\(key) on Redis at 127.0.0.1:\(port)"
+        }
+        timeline.log("starting \(count) processes that share \(shared), \(options.requests) requests each")
         let tally = Tally()
         try await withThrowingTaskGroup(of: WorkerProcess.Outcome.self) { group in
             for index in 1...count {
-                var arguments = ["--worker", stub.baseURL.absoluteString, tokenFile.path, String(index)]
+                var arguments = ["--worker", stub.baseURL.absoluteString, token.argument, String(index)]
                 arguments += ["--requests", String(options.requests), "--lifetime", String(options.lifetime)]
                 if options.publicClient { arguments.append("--public-client") }
-                group.addTask { try await WorkerProcess.run(arguments: arguments) }
+                group.addTask { try await WorkerProcess.run(arguments: arguments, environment: environment) }
             }
             for try await outcome in group {
                 tally.merge(outcome.tally)
@@ -145,7 +183,9 @@ struct Walkthrough {
             "requests that waited for a refresh: \(held.first) for the first token, \(held.later) once a token was held"
         )
         var parts: [String] = []
-        if options.processes > 1 { parts.append("\(options.processes) processes") }
+        if options.processes > 1 || options.fleet {
+            parts.append("\(options.processes) \(options.processes == 1 ? "process" : "processes")")
+        }
         parts += ["\(total) requests", "\(refreshes) \(refreshes == 1 ? "refresh" : "refreshes")"]
         parts += Tally.statusList(statuses)
         parts.append("\(errors.count) \(errors.count == 1 ? "error" : "errors")")
@@ -199,11 +239,10 @@ extension TokenEndpointClient {
 
 extension RefreshingRequestClosure where Authentication == OAuth2Authentication {
     /// The closure every part of the walkthrough uses: the built-in OAuth 2.0 authentication,
-    /// tokens in the shared file, only the Web API signed.
-    static func walkthrough(
-        client: TokenEndpointClient, store: FileAuthenticationStore<OAuth2Token>, lifetime: TimeInterval,
-        timeline: Timeline?, tally: Tally
-    ) -> RefreshingRequestClosure<OAuth2Authentication> {
+    /// tokens in the shared store (a file, or Redis), only the Web API signed.
+    static func walkthrough<Store: AuthenticationStore>(
+        client: TokenEndpointClient, store: Store, lifetime: TimeInterval, timeline: Timeline?, tally: Tally
+    ) -> RefreshingRequestClosure<OAuth2Authentication> where Store.Value == OAuth2Token {
         var options = RefreshingRequestClosure<OAuth2Authentication>.Options()
         // Tokens that live only seconds (--lifetime) legitimately need more refreshes than the
         // default loop protection (5 in 30 s) allows.

@@ -7,12 +7,16 @@ enum WorkerProcess {
         let tally: Tally
     }
 
-    /// Runs the worker to its end and reads the result line it prints.
-    static func run(arguments: [String]) async throws -> Outcome {
+    /// Runs the worker, with `environment` added to this process's, to its end and reads the
+    /// result line it prints.
+    static func run(arguments: [String], environment: [String: String] = [:]) async throws -> Outcome {
         #if os(macOS) || os(Linux)
         let process = Process()
         process.executableURL = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let output = Pipe()
         process.standardOutput = output
         let finished = Completion()
