@@ -86,9 +86,12 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     }
 
     /// Creates a closure whose requests wait at most `refreshTimeout` seconds; every other option
-    /// has its default. The same as `init(options: Options(refreshTimeout: refreshTimeout))`.
-    public convenience init(refreshTimeout: TimeInterval) {
-        self.init(options: Options(refreshTimeout: refreshTimeout))
+    /// has its default. The same as `init(options: Options(refreshTimeout: refreshTimeout), find: find)`.
+    public convenience init(
+        refreshTimeout: TimeInterval,
+        find: @escaping @Sendable () -> Authentication? = { Authentication.find() }
+    ) {
+        self.init(options: Options(refreshTimeout: refreshTimeout), find: find)
     }
 
     /// The designated initializer: `refresh` replaces `Authentication.refresh()`, so that a store
