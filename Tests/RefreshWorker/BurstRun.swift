@@ -9,13 +9,7 @@ struct BurstRun {
 
     func run() async {
         let tally = Tally()
-        let workload: Workload
-        do {
-            workload = try Workload(options: options, tally: tally) { _ in tally.count("reauth") }
-        } catch {
-            say("error \(error)")
-            return
-        }
+        guard let workload = Workload.started(options: options, tally: tally) else { return }
         say("ready")
         _ = readLine()
         let next = Shared(0)

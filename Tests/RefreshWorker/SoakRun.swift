@@ -8,13 +8,7 @@ struct SoakRun {
 
     func run() async {
         let tally = Tally()
-        let workload: Workload
-        do {
-            workload = try Workload(options: options, tally: tally) { _ in tally.count("reauth") }
-        } catch {
-            say("error \(error)")
-            return
-        }
+        guard let workload = Workload.started(options: options, tally: tally) else { return }
         let warm = Shared(0)
         async let measured: Void = {
             try? await Task.sleep(nanoseconds: UInt64(options.warmUp * 1e9))

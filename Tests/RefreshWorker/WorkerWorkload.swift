@@ -43,6 +43,19 @@ extension Workload {
     }
 }
 
+extension Workload {
+    /// The worker's workload, counting `reauth` when the closure asks for a new login; `nil`
+    /// (after saying why) when it cannot be set up.
+    static func started(options: WorkerOptions, tally: Tally) -> Workload? {
+        do {
+            return try Workload(options: options, tally: tally) { _ in tally.count("reauth") }
+        } catch {
+            say("error \(error)")
+            return nil
+        }
+    }
+}
+
 /// Writes a line to standard output at once (the parent reads it while this process runs).
 func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))

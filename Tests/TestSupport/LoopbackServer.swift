@@ -65,9 +65,8 @@ public final class LoopbackServer: @unchecked Sendable {
         return recorded
     }
 
-    /// Starts listening; `respond` answers each request, on the connection's thread.
-    public init(respond: @escaping @Sendable (Request) -> Reply) throws {
-        self.respond = respond
+    /// A TCP socket listening on 127.0.0.1, on a port the system chose, and that port.
+    public static func listeningSocket() throws -> (descriptor: Int32, port: UInt16) {
         #if canImport(Darwin)
         let descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #else
@@ -93,8 +92,13 @@ public final class LoopbackServer: @unchecked Sendable {
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
         }
-        listener = descriptor
-        port = UInt16(bigEndian: address.sin_port)
+        return (descriptor, UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Starts listening; `respond` answers each request, on the connection's thread.
+    public init(respond: @escaping @Sendable (Request) -> Reply) throws {
+        self.respond = respond
+        (listener, port) = try Self.listeningSocket()
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -21,27 +22,9 @@ final class ScriptedRedisServer: @unchecked Sendable {
     init(reply: [UInt8]?, thenClose: Bool = true) throws {
         self.reply = reply
         self.thenClose = thenClose
-        #if canImport(Darwin)
-        let listener = socket(AF_INET, SOCK_STREAM, 0)
-        #else
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #endif
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let listening = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && listen(listener, 16) == 0
-                    && getsockname(listener, $0, &length) == 0
-            }
-        }
-        guard listening else {
-            close(listener)
-            throw CocoaError(.featureUnsupported)
-        }
+        let (listener, port) = try LoopbackServer.listeningSocket()
         self.listener = listener
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = Int(port)
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 
@@ -80,7 +63,20 @@ final class ScriptedRedisServer: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
         guard count > 0, let reply else { return }
-        _ = reply.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        if thenClose { shutdown(connection, Int32(SHUT_RDWR)) }
+        // Every byte before the close: a blocking send may still return having sent only part.
+        var offset = 0
+        while offset < reply.count {
+            let sent = reply.withUnsafeBytes {
+                send(connection, $0.baseAddress.map { $0 + offset }, $0.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if sent > 0 {
+                offset += sent
+            } else if sent < 0, errno == EINTR {
+                continue
+            } else {
+                return
+            }
+        }
+        if thenClose { shutdown(connection, Int32(SHUT_WR)) }
     }
 }
