@@ -57,6 +57,33 @@ struct RedisStoreTests {
         lock.unlock()
     }
 
+    @Test func anACLUserAndADatabaseAreUsedAsConfigured() throws {
+        let server = try RedisFixture.server()
+        let admin = RedisClient(RedisFixture.configuration(server))
+        _ = try admin.run(RESPCommand("ACL", ["SETUSER", "app", "on", ">app-password", "~*", "+@all"]))
+        let key = RedisFixture.uniqueKey()
+        let token = OAuth2Token(accessToken: "in-database-3", refreshToken: "r")
+        let asApp = RedisAuthenticationStore<OAuth2Token>(
+            key: key,
+            configuration: RedisConfiguration(port: server.port, username: "app", password: "app-password", database: 3)
+        )
+        try asApp.save(token)
+        #expect(try asApp.read() == token)
+        // Database 0 does not have it; database 3 does.
+        #expect(try admin.run(RESPCommand("GET", [key])) == .null)
+        let inThree = RedisAuthenticationStore<OAuth2Token>(
+            key: key, configuration: RedisConfiguration(port: server.port, password: server.password, database: 3))
+        #expect(try inThree.read() == token)
+        // The user's password, not the default one.
+        let wrong = RedisAuthenticationStore<OAuth2Token>(
+            key: key, configuration: RedisConfiguration(port: server.port, username: "app", password: server.password))
+        #expect(throws: RedisError.authenticationFailed("WRONGPASS")) { try wrong.read() }
+        // A database the server does not have.
+        let missing = RedisAuthenticationStore<OAuth2Token>(
+            key: key, configuration: RedisConfiguration(port: server.port, password: server.password, database: 99))
+        #expect(throws: RedisError.self) { try missing.read() }
+    }
+
     @Test func theDescriptionNeverShowsThePassword() throws {
         let configuration = RedisConfiguration(port: 6390, username: "app", password: "hunter2-secret")
         let store = RedisAuthenticationStore<OAuth2Token>(key: "k", configuration: configuration)
