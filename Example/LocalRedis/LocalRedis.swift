@@ -28,7 +28,11 @@ public final class LocalRedis: @unchecked Sendable {
     /// The password clients must send (`AUTH`).
     public let password: String
     /// The server's version, as it printed it (`7.0.15`), or `unknown`.
-    public private(set) var version = "unknown"
+    public var version: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return printedVersion
+    }
     /// The binary that was started.
     public let executable: URL
 
@@ -37,6 +41,8 @@ public final class LocalRedis: @unchecked Sendable {
     private let lock = NSLock()
     /// Guarded by `lock`.
     private var process: Process?
+    /// Guarded by `lock`.
+    private var printedVersion = "unknown"
 
     /// The `redis-server` binary to start, or nil when there is none.
     public static func findExecutable() -> URL? {
@@ -135,11 +141,12 @@ public final class LocalRedis: @unchecked Sendable {
             let tail = log.text.split(separator: "\n").suffix(3).joined(separator: " / ")
             throw StartError(description: "redis-server did not start on port \(port): \(tail)")
         }
-        if let range = log.text.range(of: "Redis version=") {
-            version = String(log.text[range.upperBound...].prefix { $0 != "," && $0 != " " })
+        let printed = log.text.range(of: "Redis version=").map {
+            String(log.text[$0.upperBound...].prefix { $0 != "," && $0 != " " })
         }
         lock.lock()
         process = server
+        if let printed { printedVersion = printed }
         lock.unlock()
     }
 
