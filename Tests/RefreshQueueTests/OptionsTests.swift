@@ -107,20 +107,23 @@ struct CompletionQueueTests {
 
     private func currentQueueName() -> String? { DispatchQueue.getSpecific(key: Self.key) }
 
-    @Test func aRequestSignedAtOnceCompletesOnTheQueueNotBeforeTheCallReturns() async throws {
+    @Test func aRequestSignedAtOnceCompletesOnTheQueueNotInsideTheCall() async throws {
         let service = TokenService()
         service.store(service.authentication("valid"))
-        let closure = Closure(options: .init(completionQueue: namedQueue("delivery")), find: service.find)
+        let delivery = namedQueue("delivery")
+        let closure = Closure(options: .init(completionQueue: delivery), find: service.find)
         // Loaded first, so that the request below is signed at once rather than after `find`.
         _ = try await closure.authorize(makeRequest())
         let completions = Completions<String?>()
-        let returned = Protected(false)
+        // Held, so that a completion handed to the queue cannot run yet: one called inside the
+        // call, on this thread, would be recorded before `authorize` returns.
+        delivery.suspend()
         closure.authorize(makeRequest()) { result in
-            #expect(returned.withLock { $0 })
             completions.record(0, (try? result.get())?.value(forHTTPHeaderField: "Authorization"))
             completions.record(1, self.currentQueueName())
         }
-        returned.withLock { $0 = true }
+        #expect(completions.results.isEmpty)
+        delivery.resume()
         await completions.wait(for: 2)
         #expect(completions.results[0] == "Bearer valid")
         #expect(completions.results[1] == "delivery")
