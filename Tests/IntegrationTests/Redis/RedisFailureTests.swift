@@ -35,14 +35,15 @@ struct RedisFailureTests {
     @Test(.enabled(if: RedisFixture.enabled, RedisFixture.skipReason))
     func aWrongPasswordIsAnAuthenticationFailureThatNeverShowsThePassword() throws {
         let server = try RedisFixture.server()
-        let store = Self.store(port: server.port, password: "not-the-password-123")
+        let store = Self.store(port: server.port, password: "not-the-password-123", timeout: 10)
         let (error, took) = Self.failure { _ = try store.read() }
         guard case .authenticationFailed(let code) = error else {
             Issue.record("expected authenticationFailed, got \(String(describing: error))")
             return
         }
         #expect(code == "WRONGPASS")
-        #expect(took < 2)
+        // At once, not at the 10 s deadline (with room for a loaded machine).
+        #expect(took < 5)
         #expect(!String(describing: error).contains("not-the-password-123"))
         #expect(store.load() == nil)
         // No password at all, on a server that requires one.
@@ -54,12 +55,12 @@ struct RedisFailureTests {
         let unused = try ScriptedRedisServer(reply: nil)
         let port = unused.port
         unused.stop()
-        let (error, took) = Self.failure { _ = try Self.store(port: port).read() }
+        let (error, took) = Self.failure { _ = try Self.store(port: port, timeout: 10).read() }
         guard case .connectionFailed = error else {
             Issue.record("expected connectionFailed, got \(String(describing: error))")
             return
         }
-        #expect(took < 1)
+        #expect(took < 5, "not at once, but after \(took) s of a 10 s deadline")
         #expect(error?.isTransportFailure == true)
     }
 
@@ -71,14 +72,14 @@ struct RedisFailureTests {
             Issue.record("expected timedOut, got \(String(describing: error))")
             return
         }
-        #expect(took >= 0.4 && took < 2.5, "took \(took) s for a 0.5 s deadline")
+        #expect(took >= 0.4 && took < 4, "took \(took) s for a 0.5 s deadline")
         #expect(error?.isTransportFailure == true)
         // Without a password the connection opens at once and the command itself waits.
         let (commandError, commandTook) = Self.failure {
             _ = try Self.store(port: silent.port, password: nil, timeout: 0.5).read()
         }
         #expect(commandError == .timedOut("GET"))
-        #expect(commandTook < 2.5)
+        #expect(commandTook < 4)
     }
 
     @Test(
@@ -99,9 +100,9 @@ struct RedisFailureTests {
 
     @Test func aReplyCutShortIsAClosedConnection() throws {
         let hostile = try ScriptedRedisServer(reply: Array("$100\r\nonly a part".utf8))
-        let (error, took) = Self.failure { _ = try Self.store(port: hostile.port, password: nil).read() }
+        let (error, took) = Self.failure { _ = try Self.store(port: hostile.port, password: nil, timeout: 10).read() }
         #expect(error == .connectionClosed)
-        #expect(took < 1)
+        #expect(took < 5, "not at once, but after \(took) s of a 10 s deadline")
     }
 
     @Test func aReplyLargerThanTheBoundIsRefusedBeforeItIsRead() throws {
