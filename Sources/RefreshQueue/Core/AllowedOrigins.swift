@@ -34,6 +34,7 @@ public struct AllowedOrigins: Sendable, Equatable {
         signedPrefixes = SignedPrefixes(origins.filter { $0.isSecure || plainHTTP }.flatMap(\.prefixes))
     }
 
+    /// Whether both sign the same origins, and both allow plain http or neither does.
     public static func == (lhs: AllowedOrigins, rhs: AllowedOrigins) -> Bool {
         lhs.origins == rhs.origins && lhs.plainHTTP == rhs.plainHTTP
     }
