@@ -200,7 +200,7 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
                     return
                 }
             case .failure(let error):
-                let reauthenticate = Self.requiresReauthentication(error)
+                let reauthenticate = RefreshFailureMeaning.requiresReauthentication(error)
                 if reauthenticate {
                     if locked {
                         if (try? load())??.accessToken == baseToken { try? remove() }
@@ -252,10 +252,6 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
             return true
         }
         if first { onReauthenticationRequired?(error) }
-    }
-
-    private static func requiresReauthentication(_ error: any Error) -> Bool {
-        RefreshFailureMeaning.requiresReauthentication(error)
     }
 }
 

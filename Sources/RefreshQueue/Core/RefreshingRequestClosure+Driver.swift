@@ -206,8 +206,9 @@ extension RefreshingRequestClosure {
         case .failure(let error):
             outcome = .failed(
                 Machine.RefreshFailure(
-                    error: error, isTransport: Self.isTransportError(error), retryAfter: Self.retryAfter(error),
-                    requiresReauthentication: Self.requiresReauthentication(error)))
+                    error: error, isTransport: Self.isTransportError(error),
+                    retryAfter: RefreshFailureMeaning.retryAfter(error),
+                    requiresReauthentication: RefreshFailureMeaning.requiresReauthentication(error)))
         }
         let now = self.now()
         perform(update { $0.refreshEnded(attempt: attempt, outcome, now: now) })
@@ -285,21 +286,12 @@ extension RefreshingRequestClosure {
         return authentication.refresh()
     }
 
-    /// How long the server asked to wait before the next refresh, if it did.
-    static func retryAfter(_ error: any Error) -> TimeInterval? {
-        RefreshFailureMeaning.retryAfter(error)
-    }
-
     /// Whether a refresh failed in a way that must not count against the refresh window: the
     /// network failed, or the store cannot be read now.
     static func isTransportError(_ error: any Error) -> Bool {
         // A store the device keeps locked is no reason to count the refresh against the window.
         if case RefreshQueueError.authenticationUnreadable = error { return true }
         return RefreshFailureMeaning.isTransportFailure(error)
-    }
-
-    static func requiresReauthentication(_ error: any Error) -> Bool {
-        RefreshFailureMeaning.requiresReauthentication(error)
     }
 }
 

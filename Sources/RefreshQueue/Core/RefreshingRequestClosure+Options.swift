@@ -109,16 +109,19 @@ extension RefreshingRequestClosure {
         }
 
         /// These options with ``refreshTimeout`` and ``abandonAfter`` replaced by the values a
-        /// closure uses.
-        var validated: Options {
+        /// closure uses, and that abandon limit.
+        var validated: (options: Options, abandonAfter: TimeInterval) {
             var options = self
-            options.refreshTimeout = refreshTimeout.isFinite && refreshTimeout > 0 ? refreshTimeout : 30
-            if let limit = abandonAfter, limit.isFinite, limit > 0 {
-                options.abandonAfter = max(limit, options.refreshTimeout)
+            let timeout = refreshTimeout.isFinite && refreshTimeout > 0 ? refreshTimeout : 30
+            let limit: TimeInterval
+            if let given = abandonAfter, given.isFinite, given > 0 {
+                limit = max(given, timeout)
             } else {
-                options.abandonAfter = 4 * options.refreshTimeout
+                limit = 4 * timeout
             }
-            return options
+            options.refreshTimeout = timeout
+            options.abandonAfter = limit
+            return (options, limit)
         }
     }
 }

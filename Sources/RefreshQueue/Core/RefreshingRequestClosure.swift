@@ -101,8 +101,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         find: @escaping @Sendable () throws -> Authentication?,
         refresh: @escaping @Sendable (Authentication, RefreshBudget) -> Future<Authentication>
     ) {
-        let options = options.validated
-        let abandonAfter = options.abandonAfter ?? 4 * options.refreshTimeout
+        let (options, abandonAfter) = options.validated
         self.options = options
         self.abandonAfter = abandonAfter
         self.scheme = options.scheme
