@@ -35,6 +35,7 @@ struct RedisFailureTests {
     @Test(.enabled(if: RedisFixture.enabled, RedisFixture.skipReason))
     func aWrongPasswordIsAnAuthenticationFailureThatNeverShowsThePassword() throws {
         let server = try RedisFixture.server()
+        defer { server.stop() }
         let store = Self.store(port: server.port, password: "not-the-password-123", timeout: 10)
         let (error, took) = Self.failure { _ = try store.read() }
         guard case .authenticationFailed(let code) = error else {
@@ -66,6 +67,7 @@ struct RedisFailureTests {
 
     @Test func aServerThatNeverAnswersTimesOutByTheDeadline() throws {
         let silent = try ScriptedRedisServer(reply: nil)
+        defer { silent.stop() }
         let store = Self.store(port: silent.port, timeout: 0.5)
         let (error, took) = Self.failure { _ = try store.read() }
         guard case .timedOut = error else {
@@ -91,6 +93,7 @@ struct RedisFailureTests {
         ] as [(String, [UInt8])])
     func aReplyThatIsNotRESPIsAProtocolViolation(_ name: String, _ reply: [UInt8]) throws {
         let hostile = try ScriptedRedisServer(reply: reply)
+        defer { hostile.stop() }
         let (error, _) = Self.failure { _ = try Self.store(port: hostile.port, password: nil).read() }
         guard case .protocolViolation = error else {
             Issue.record("\(name): expected protocolViolation, got \(String(describing: error))")
@@ -100,6 +103,7 @@ struct RedisFailureTests {
 
     @Test func aReplyCutShortIsAClosedConnection() throws {
         let hostile = try ScriptedRedisServer(reply: Array("$100\r\nonly a part".utf8))
+        defer { hostile.stop() }
         let (error, took) = Self.failure { _ = try Self.store(port: hostile.port, password: nil, timeout: 10).read() }
         #expect(error == .connectionClosed)
         #expect(took < 5, "not at once, but after \(took) s of a 10 s deadline")
@@ -107,9 +111,11 @@ struct RedisFailureTests {
 
     @Test func aReplyLargerThanTheBoundIsRefusedBeforeItIsRead() throws {
         let hostile = try ScriptedRedisServer(reply: Array("$999999999\r\n".utf8) + [UInt8](repeating: 65, count: 2048))
+        defer { hostile.stop() }
         let (error, _) = Self.failure { _ = try Self.store(port: hostile.port, password: nil, maximum: 1024).read() }
         #expect(error == .replyTooLarge(limit: 1024))
         let endless = try ScriptedRedisServer(reply: Array("+".utf8) + [UInt8](repeating: 65, count: 4096))
+        defer { endless.stop() }
         let (lineError, _) = Self.failure {
             _ = try Self.store(port: endless.port, password: nil, maximum: 1024).read()
         }
@@ -119,6 +125,7 @@ struct RedisFailureTests {
     @Test(.enabled(if: RedisFixture.enabled, RedisFixture.skipReason))
     func aValueLargerThanTheBoundIsNotSaved() throws {
         let server = try RedisFixture.server()
+        defer { server.stop() }
         let store = RedisAuthenticationStore<OAuth2Token>(
             key: RedisFixture.uniqueKey(),
             configuration: RedisConfiguration(port: server.port, password: server.password, maximumReplySize: 256))
@@ -131,6 +138,7 @@ struct RedisFailureTests {
     @Test(.enabled(if: RedisFixture.enabled, RedisFixture.skipReason))
     func aValueThatDoesNotDecodeReadsAsNoAuthentication() throws {
         let server = try RedisFixture.server()
+        defer { server.stop() }
         let store = RedisAuthenticationStore<OAuth2Token>(
             key: RedisFixture.uniqueKey(), configuration: RedisFixture.configuration(server))
         _ = try RedisClient(store.configuration).run(RESPCommand("SET", [store.key, "{not json"]))

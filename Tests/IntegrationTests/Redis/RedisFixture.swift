@@ -18,7 +18,8 @@ enum RedisFixture {
     static let skipReason: Comment =
         "redis-server is not installed (apt-get install redis-server, or set REDIS_SERVER); skipped"
 
-    /// A started server.
+    /// A started server. Released, it stops: keep it alive to the end of the test
+    /// (`defer { server.stop() }`), since a value's life may end at its last use.
     static func server() throws -> LocalRedis {
         do {
             return try LocalRedis()

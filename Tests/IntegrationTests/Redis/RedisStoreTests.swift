@@ -10,6 +10,7 @@ import Testing
 struct RedisStoreTests {
     @Test func aSavedValueLoadsBackAndRemovingLeavesNothing() throws {
         let server = try RedisFixture.server()
+        defer { server.stop() }
         let store = RedisAuthenticationStore<OAuth2Token>(
             key: RedisFixture.uniqueKey(), configuration: RedisFixture.configuration(server))
         #expect(try store.read() == nil)
@@ -24,6 +25,7 @@ struct RedisStoreTests {
 
     @Test func theLockIsExclusiveReleasedOnceAndTimesOut() throws {
         let server = try RedisFixture.server()
+        defer { server.stop() }
         let configuration = RedisFixture.configuration(server)
         let key = RedisFixture.uniqueKey()
         let first = RedisAuthenticationStore<OAuth2Token>(key: key, configuration: configuration)
@@ -44,6 +46,7 @@ struct RedisStoreTests {
 
     @Test func aLockNobodyReleasesExpiresAtItsTTL() throws {
         let server = try RedisFixture.server()
+        defer { server.stop() }
         let configuration = RedisFixture.configuration(server)
         let key = RedisFixture.uniqueKey()
         let dying = RedisAuthenticationStore<OAuth2Token>(key: key, configuration: configuration, lockTTL: 0.5)
@@ -59,6 +62,7 @@ struct RedisStoreTests {
 
     @Test func anACLUserAndADatabaseAreUsedAsConfigured() throws {
         let server = try RedisFixture.server()
+        defer { server.stop() }
         let admin = RedisClient(RedisFixture.configuration(server))
         _ = try admin.run(RESPCommand("ACL", ["SETUSER", "app", "on", ">app-password", "~*", "+@all"]))
         let key = RedisFixture.uniqueKey()

@@ -15,7 +15,8 @@ final class ScriptedRedisServer: @unchecked Sendable {
     private let listener: Int32
     private let reply: [UInt8]?
     private let thenClose: Bool
-    private let lock = NSLock()
+    /// Guards `stopped` and `connections`; serving threads wait on it for the stop.
+    private let condition = NSCondition()
     private var stopped = false
     private var connections: [Int32] = []
 
@@ -28,35 +29,34 @@ final class ScriptedRedisServer: @unchecked Sendable {
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 
-    deinit {
-        stop()
-    }
-
+    /// Shuts every socket down, which wakes the threads blocked on them. Each socket is closed
+    /// by the thread that owns it, never here: a descriptor closed under a thread still using it
+    /// may be reused by another test's socket, which that thread would then read or shut down.
     func stop() {
-        lock.lock()
-        let open = stopped ? [] : connections + [listener]
+        condition.lock()
+        defer { condition.unlock() }
+        guard !stopped else { return }
         stopped = true
-        lock.unlock()
-        for descriptor in open {
-            shutdown(descriptor, Int32(SHUT_RDWR))
-            close(descriptor)
-        }
+        shutdown(listener, Int32(SHUT_RDWR))
+        for descriptor in connections { shutdown(descriptor, Int32(SHUT_RDWR)) }
+        condition.broadcast()
     }
 
     private func acceptLoop() {
         while true {
             let connection = accept(listener, nil, nil)
-            guard connection >= 0 else { return }
-            lock.lock()
+            guard connection >= 0 else { break }
+            condition.lock()
             if stopped {
-                lock.unlock()
+                condition.unlock()
                 close(connection)
-                return
+                break
             }
             connections.append(connection)
-            lock.unlock()
-            Thread.detachNewThread { [self] in serve(connection) }
+            condition.unlock()
+            Thread.detachNewThread { [self] in serveThenClose(connection) }
         }
+        close(listener)
     }
 
     private func serve(_ connection: Int32) {
@@ -78,5 +78,14 @@ final class ScriptedRedisServer: @unchecked Sendable {
             }
         }
         if thenClose { shutdown(connection, Int32(SHUT_WR)) }
+    }
+
+    /// Answers one connection, then holds it open until the server stops, and closes it.
+    private func serveThenClose(_ connection: Int32) {
+        serve(connection)
+        condition.lock()
+        while !stopped { condition.wait() }
+        condition.unlock()
+        close(connection)
     }
 }
