@@ -2,9 +2,11 @@ import Foundation
 
 /// Fast path, callback form: nanoseconds per `authorize(_:completion:)` with a valid token held,
 /// against `setValue` + completion (what a typical interceptor pays), against the same header merge
-/// the library makes done without it (the floor), and against a bare copy-on-write + completion.
+/// the library makes done without it (the floor), and against a bare copy-on-write + completion;
+/// and what reading the request's URL alone costs, which the origin check cannot avoid.
 enum ScenarioFastPath {
-    /// Runs the interleaved rounds and returns two rows: the goal ratio and the ratio to the floor.
+    /// Runs the interleaved rounds and returns the rows: the goal ratio, the ratio to the floor, to a
+    /// bare copy, and the URL read against the floor.
     static func run(_ options: Options, warm: WarmClosure) throws -> [Row] {
         let base = try BenchmarkRequest.make()
         let header = warm.header
@@ -18,6 +20,7 @@ enum ScenarioFastPath {
                 { SigningLoops.copyOnWrite(base, completion: completion, iterations: iterations) },
                 { SigningLoops.authorize(closure, base, completion: completion, iterations: iterations) },
                 { SigningLoops.merge(base, header: header, completion: completion, iterations: iterations) },
+                { SigningLoops.readURL(base, iterations: iterations) },
             ])
         let details = ["iterationsPerRound": Double(iterations)]
         return [
@@ -36,6 +39,11 @@ enum ScenarioFastPath {
                 figure: "ns per authorize, vs a bare copy", samples: samples[2], unit: "ns",
                 baseline: Baseline(name: "copy-on-write + completion", samples: samples[1]), goal: .report,
                 details: details),
+            Row(
+                name: "fast_path_url_read", scenario: "fast path, callback form",
+                figure: "ns per request.url read (part of the origin check)", samples: samples[4], unit: "ns",
+                baseline: Baseline(name: "copy + allHTTPHeaderFields merge + completion", samples: samples[3]),
+                goal: .report, details: details),
         ]
     }
 }

@@ -44,6 +44,16 @@ enum SigningLoops {
         return nanosecondsSince(start) / Double(iterations)
     }
 
+    /// The part of the origin check that no interceptor can avoid: reading the request's URL.
+    @inline(never)
+    static func readURL(_ base: URLRequest, iterations: Int) -> Double {
+        let start = monotonicNanoseconds()
+        for _ in 0..<iterations {
+            blackHole(base.url)
+        }
+        return nanosecondsSince(start) / Double(iterations)
+    }
+
     /// The scenario: `authorize(_:completion:)` with a valid token held and nothing waiting.
     @inline(never)
     static func authorize(
