@@ -44,7 +44,7 @@ enum SigningLoops {
         return nanosecondsSince(start) / Double(iterations)
     }
 
-    /// The part of the origin check that no interceptor can avoid: reading the request's URL.
+    /// The part of an origin check that cannot be avoided: reading the request's URL.
     @inline(never)
     static func readURL(_ base: URLRequest, iterations: Int) -> Double {
         let start = monotonicNanoseconds()
