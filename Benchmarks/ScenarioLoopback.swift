@@ -165,7 +165,7 @@ enum ScenarioLoopback {
     }
 
     /// Throughput over every measured round, one arm's over another's: a round of 0.1 s holds a
-    /// few hundred requests, so one round's ratio swings widely, while 150 rounds' totals do not.
+    /// few hundred requests, so one round's ratio swings widely, while 151 rounds' totals do not.
     private static func pooledRatio(_ arm: LoopbackArm, to baseline: LoopbackArm) -> Double? {
         baseline.requestsPerSecond > 0 ? arm.requestsPerSecond / baseline.requestsPerSecond : nil
     }
