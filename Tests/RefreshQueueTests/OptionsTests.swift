@@ -38,8 +38,16 @@ struct OptionsTests {
     @Test func theAbandonLimitIsNeverShorterThanTheTimeout() {
         #expect(Closure(options: .init(refreshTimeout: 10, abandonAfter: 5)).abandonAfter == 10)
         #expect(Closure(options: .init(refreshTimeout: 10, abandonAfter: 50)).abandonAfter == 50)
-        #expect(Closure(options: .init(refreshTimeout: 10)).abandonAfter == 40)
-        #expect(Closure(refreshTimeout: 10).abandonAfter == 40)
+        #expect(Closure(options: .init(refreshTimeout: 60)).abandonAfter == 240)
+        #expect(Closure(refreshTimeout: 60).abandonAfter == 240)
+    }
+
+    /// A short wait for requests does not make a slow refresh end sooner: by default a refresh
+    /// gets at least two minutes before another of its token may start.
+    @Test func theDefaultAbandonLimitIsFourTimesTheTimeoutAndAtLeastTwoMinutes() {
+        #expect(Closure(options: .init(refreshTimeout: 10)).abandonAfter == 120)
+        #expect(Closure(refreshTimeout: 0.2).abandonAfter == 120)
+        #expect(Closure(refreshTimeout: 31).abandonAfter == 124)
     }
 
     @Test func theStoreBackedInitializerUsesTheSchemeThePredicateAndTheEvents() async throws {

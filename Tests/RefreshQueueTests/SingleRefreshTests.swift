@@ -44,6 +44,31 @@ struct SingleRefreshTests {
         #expect(events.descriptions.contains { $0.hasPrefix("refresh timed out") })
     }
 
+    /// The closure as the plain initializer makes it, with a short wait: a refresh that runs many
+    /// times longer than that wait is still the only one, however many waves of requests time out
+    /// behind it (the default abandon limit is at least two minutes).
+    @Test(.exclusive) func withOnlyAShortTimeoutARefreshRunningManyTimesLongerIsStillTheOnlyOne() async throws {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("expired", stale: true))
+        let closure = Closure(refreshTimeout: 0.2, find: service.find)
+
+        // Six waves, each timing out after 0.2 s: well past 4 × the timeout.
+        for _ in 0..<6 {
+            let wave = Results()
+            closure.authorizeConcurrently(20, into: wave)
+            await wave.wait(for: 20)
+            #expect(wave.results.values.allSatisfy { $0.refreshQueueError?.name == "refreshTimedOut" })
+            #expect(service.refreshCount == 1)
+        }
+
+        let last = Results()
+        closure.authorizeConcurrently(20, into: last)
+        service.completePending()
+        await last.wait(for: 20)
+        #expect(last.results.values.allSatisfy { $0.authorization == "Bearer token-1" })
+        #expect(service.refreshCount == 1)
+    }
+
     @Test(.exclusive) func aLateSuccessOfAnAbandonedRefreshIsKeptWhenTheNextRefreshFailsWithReauthentication()
         async throws
     {

@@ -21,7 +21,7 @@ extension RefreshingRequestClosure {
     /// | Option | Default |
     /// |---|---|
     /// | ``refreshTimeout`` | 30 s |
-    /// | ``abandonAfter`` | 4 × `refreshTimeout` |
+    /// | ``abandonAfter`` | 4 × `refreshTimeout`, and at least 120 s |
     /// | ``refreshWindow`` | 5 refreshes in 30 s |
     /// | ``scheme`` | `Authorization: Bearer <token>` |
     /// | ``missingAuthentication`` | fail with ``RefreshQueueError/notAuthenticated`` |
@@ -37,8 +37,10 @@ extension RefreshingRequestClosure {
         public var refreshTimeout: TimeInterval
 
         /// Seconds after which a refresh that has not ended is given up, so that a new one may
-        /// start; `nil` means 4 × ``refreshTimeout``, and it is never less than ``refreshTimeout``.
-        /// A store-backed closure holds its cross-process lock for at most as long.
+        /// start; `nil` means 4 × ``refreshTimeout`` and at least 120 s (a short timeout for
+        /// requests does not make a slow refresh end sooner: until it is given up, no second refresh
+        /// of its token starts). Never less than ``refreshTimeout``. A store-backed closure holds
+        /// its cross-process lock for at most as long.
         public var abandonAfter: TimeInterval?
 
         /// How many refreshes are allowed in how long (default 5 in 30 s). Refreshes that failed
@@ -108,6 +110,10 @@ extension RefreshingRequestClosure {
             self.clock = clock
         }
 
+        /// The least ``abandonAfter`` that `nil` stands for: a refresh gets two minutes to end,
+        /// however short the wait of each request.
+        static var minimumDefaultAbandonAfter: TimeInterval { 120 }
+
         /// These options with ``refreshTimeout`` and ``abandonAfter`` replaced by the values a
         /// closure uses, and that abandon limit.
         var validated: (options: Options, abandonAfter: TimeInterval) {
@@ -117,7 +123,7 @@ extension RefreshingRequestClosure {
             if let given = abandonAfter, given.isFinite, given > 0 {
                 limit = max(given, timeout)
             } else {
-                limit = 4 * timeout
+                limit = max(4 * timeout, Self.minimumDefaultAbandonAfter)
             }
             options.refreshTimeout = timeout
             options.abandonAfter = limit
