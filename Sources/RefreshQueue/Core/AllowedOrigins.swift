@@ -196,13 +196,5 @@ extension AllowedOrigins {
         case sign
         case passUnsigned
         case refuse(RefreshQueueError)
-
-        static func == (lhs: Decision, rhs: Decision) -> Bool {
-            switch (lhs, rhs) {
-            case (.sign, .sign), (.passUnsigned, .passUnsigned): return true
-            case (.refuse(let left), .refuse(let right)): return left.description == right.description
-            default: return false
-            }
-        }
     }
 }
