@@ -22,8 +22,8 @@ import RefreshQueue
 /// script that deletes it only if it still holds that owner (so an instance never releases a
 /// lock that expired and was taken by another). An instance killed while it holds the lock
 /// blocks the others for at most `lockTTL`: give it the closure's `abandonAfter` (the default,
-/// 120 s, is the closure's default), so that the lock never expires while its holder's refresh
-/// may still be running, and never outlives it by more.
+/// 120 s, is the closure's default for any `refreshTimeout` up to 30 s), so that the lock never
+/// expires while its holder's refresh may still be running, and never outlives it by more.
 ///
 /// What it does not do: TLS (run Redis on a private network, or behind a local TLS proxy such as
 /// stunnel), Redis Cluster or Sentinel (use one primary), or RESP3. The value is stored as JSON;
@@ -52,7 +52,8 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
     ///   - key: The Redis key of the value; the lock uses `key:lock`.
     ///   - configuration: Where the server is, its password, and the deadlines.
     ///   - lockTTL: Seconds the refresh lock lives at most: the closure's `abandonAfter` (default
-    ///     120). Values under a millisecond, or not finite, are replaced by 120.
+    ///     120, as the closure's for any `refreshTimeout` up to 30 s). Values under a millisecond, or
+    ///     not finite, are replaced by 120.
     public init(key: String, configuration: RedisConfiguration = RedisConfiguration(), lockTTL: TimeInterval = 120) {
         self.key = key
         self.lockTTL = lockTTL.isFinite && lockTTL >= 0.001 ? lockTTL : 120
