@@ -4,9 +4,14 @@ import Foundation
 /// allocation trace (`mtrace`), which lives in `libc_malloc_debug.so.0` since glibc 2.34 and is
 /// loaded into a child process with `LD_PRELOAD`.
 ///
-/// The child calls ``start()`` and ``stop()`` around the code; every `malloc`, `realloc` and
-/// `free` in between is written to the file named by `MALLOC_TRACE`, and ``live(inTrace:)`` adds
-/// up what was allocated there and not freed.
+/// The child calls ``start()`` before the code and ``markEnd()`` after it; every `malloc`,
+/// `realloc` and `free` in between is written to the file named by `MALLOC_TRACE`, and
+/// ``live(inTrace:)`` adds up what was allocated there and not freed. The child then leaves with
+/// ``flushAndExit()``.
+///
+/// The trace is never stopped with `muntrace`: that closes the trace file while other threads
+/// (a dispatch worker, a thread ending) may be writing an allocation to it, and the process then
+/// crashes in `flockfile`. Everything after the end mark is ignored instead.
 enum HeapTrace {
     /// The library that carries the trace, where Debian and Ubuntu install it.
     static let library = "libc_malloc_debug.so.0"
@@ -35,9 +40,22 @@ enum HeapTrace {
         return true
     }
 
-    /// Stops writing the trace.
-    static func stop() {
-        function(named: "muntrace")?()
+    /// The size of the block that marks the end of the traced code: odd and large (about 2.7 MB),
+    /// so that nothing else allocates exactly that much.
+    static let endMarkSize = 0x2A_F3_1B
+
+    /// Marks the end of the traced code with an allocation of ``endMarkSize`` bytes, freed at once.
+    static func markEnd() {
+        let mark = malloc(endMarkSize)
+        blackHole(mark)
+        free(mark)
+    }
+
+    /// Writes out the trace and standard output, then ends the process at once: without the exit
+    /// handlers, one of which frees the C library's own memory while other threads may still use it.
+    static func flushAndExit() -> Never {
+        fflush(nil)
+        _exit(0)
     }
 
     /// What a trace allocated and did not free.
@@ -48,10 +66,11 @@ enum HeapTrace {
         var bytes = 0
     }
 
-    /// Adds up the blocks a trace allocated and did not free. Lines look like
+    /// Adds up the blocks a trace allocated before its end mark and did not free before it; `nil`
+    /// when the trace has no end mark (it was cut short). Lines look like
     /// `@ caller + 0xADDRESS 0xSIZE` (allocated), `@ caller - 0xADDRESS` (freed), and a `<`
     /// then `>` pair for a `realloc`.
-    static func live(inTrace text: String) -> Live {
+    static func live(inTrace text: String) -> Live? {
         var sizes: [UInt: Int] = [:]
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: " ")
@@ -61,12 +80,15 @@ enum HeapTrace {
             switch fields[operation] {
             case "+", ">":
                 guard operation + 2 < fields.count, let size = hexadecimal(fields[operation + 2]) else { continue }
+                if size == endMarkSize {
+                    return Live(blocks: sizes.count, bytes: sizes.values.reduce(0, +))
+                }
                 sizes[address] = Int(size)
             default:
                 sizes[address] = nil
             }
         }
-        return Live(blocks: sizes.count, bytes: sizes.values.reduce(0, +))
+        return nil
     }
 
     private static func hexadecimal(_ field: Substring) -> UInt? {

@@ -60,7 +60,9 @@ enum MemoryProbe {
         defer { try? FileManager.default.removeItem(atPath: path) }
         guard try runChildProcess(.heap, environment: environment) == "traced" else { return nil }
         let trace = try String(contentsOfFile: path, encoding: .utf8)
-        let live = HeapTrace.live(inTrace: trace)
+        guard let live = HeapTrace.live(inTrace: trace) else {
+            throw BenchmarkError("the heap trace ends before the end of the traced code")
+        }
         guard live.blocks > 0 else { return nil }
         return live
     }
@@ -82,7 +84,8 @@ enum MemoryProbe {
     }
 
     /// The heap role: the requests are made first and kept, then only the `authorize` calls that
-    /// make them wait are traced, so what stays allocated is what waiting costs.
+    /// make them wait are traced, so what stays allocated is what waiting costs. Once traced, the
+    /// process ends here (see ``HeapTrace/flushAndExit()``).
     private static func traceAuthorize() throws {
         let (closure, completion, base) = try pendingClosure()
         let requests = (0..<requests).map { request($0, base: base) }
@@ -93,17 +96,23 @@ enum MemoryProbe {
         for request in requests {
             closure.authorize(request, completion: completion)
         }
-        HeapTrace.stop()
-        withExtendedLifetime((closure, requests)) {}
-        print("traced")
+        HeapTrace.markEnd()
+        // Nothing is released before the process ends: tracing thousands of releases would take
+        // long enough for the waiting requests to time out.
+        withExtendedLifetime((closure, requests)) {
+            print("traced")
+            HeapTrace.flushAndExit()
+        }
     }
 
-    /// A closure whose first request started a refresh that stays pending: later requests wait.
+    /// A closure whose first request started a refresh that stays pending: later requests wait,
+    /// for up to an hour, so that none times out (and is let go of) while it is measured, however
+    /// slowly the allocation trace goes.
     private static func pendingClosure() throws -> (RefreshingRequestClosure<FakeAuthentication>, Completion, URL) {
         let refresher = ManualRefresher()
         let stale = FakeAuthentication(stale: true, refresher: refresher)
         let closure = RefreshingRequestClosure<FakeAuthentication>(
-            options: .init(refreshWindow: .unlimited), find: { stale })
+            options: .init(refreshTimeout: 3_600, refreshWindow: .unlimited), find: { stale })
         let counter = DrainCounter(expected: requests + 1)
         let completion = counter.completion
         let base = try BenchmarkRequest.baseURL()
