@@ -46,10 +46,16 @@ let package = Package(
             dependencies: ["RefreshQueue", "SpotifyStub"],
             path: "Benchmarks"
         ),
+        // The allocator's count of heap bytes in use, for the soak's leak check (C: glibc's and
+        // Apple's malloc statistics are not visible to Swift).
+        .target(
+            name: "HeapStatistics",
+            path: "Tests/HeapStatistics"
+        ),
         // The requests of the soak and crash-kill tests, run in the test process and in workers.
         .target(
             name: "Workload",
-            dependencies: ["RefreshQueue"],
+            dependencies: ["RefreshQueue", "HeapStatistics"],
             path: "Tests/Workload"
         ),
         // A child process of the soak and crash-kill tests: one closure on a shared token file.

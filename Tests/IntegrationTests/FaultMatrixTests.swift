@@ -11,7 +11,7 @@ import FoundationNetworking
 
 /// Every way a token endpoint fails, each against 1,000 concurrent requests through
 /// `data(for:using:)`, with a matrix printed at the end: fault × (requests, outcome, token requests,
-/// seconds, resident memory change).
+/// seconds, change of heap in use, change of resident memory).
 ///
 /// The token endpoint is a proxy in front of the stub: the first token request gets the fault,
 /// later ones reach the stub (so that the next healthy refresh can recover), and faults shaped like
@@ -19,7 +19,9 @@ import FoundationNetworking
 /// stub issued. Checked for each fault: every request ends once; every error is typed and is the
 /// one the fault calls for; no request reaches the Web API with an expired or foreign token (no
 /// 401 there); the stored token is unchanged unless the fault means a new login; and the next
-/// healthy refresh recovers.
+/// healthy refresh recovers. The heap in use grows by less than the largest answer a fault sends;
+/// resident memory is printed but not checked: under the thread sanitizer it moved by -32 to +25
+/// MiB per fault with the sanitizer's own records and the tests running beside this one.
 @Suite("Fault matrix", .timeLimit(.minutes(5)))
 struct FaultMatrixTests {
     static let requests = ProcessInfo.processInfo.environment["FAULT_MATRIX_REQUESTS"].flatMap(Int.init) ?? 1_000
@@ -59,8 +61,8 @@ struct FaultMatrixTests {
             rows.append(row)
         }
         #expect(elsewhere.requests.isEmpty, "a redirect carried the token request to another host")
-        let header = "fault | requests | outcome | token requests | seconds | resident memory"
-        print(([header, "---|---|---|---|---|---"] + rows).joined(separator: "\n"))
+        let header = "fault | requests | outcome | token requests | seconds | heap in use | resident memory"
+        print(([header, "---|---|---|---|---|---|---"] + rows).joined(separator: "\n"))
     }
 
     /// Runs one fault and returns its row of the matrix.
@@ -103,7 +105,8 @@ struct FaultMatrixTests {
             )
         )
 
-        let memoryBefore = ResidentMemory.bytes()
+        let heapBefore = HeapInUse.bytes()
+        let residentBefore = ResidentMemory.bytes()
         let started = ProcessInfo.processInfo.systemUptime
         let me = URLRequest(url: stub.baseURL.appendingPathComponent("v1/me"))
         let results = await withTaskGroup(of: Result<Int, any Error>.self) { group in
@@ -120,12 +123,13 @@ struct FaultMatrixTests {
             return await group.reduce(into: []) { $0.append($1) }
         }
         let seconds = ProcessInfo.processInfo.systemUptime - started
-        let memory = ResidentMemory.bytes() - memoryBefore
+        let heap = HeapInUse.bytes() - heapBefore
+        let resident = ResidentMemory.bytes() - residentBefore
         let tokenRequests = proxy.requests
 
         #expect(results.count == Self.requests, "\(fault.name): not every request ended")
         // Bounded memory: less than the largest answer a fault sends (50 MB), which must never be held.
-        #expect(memory < 40 << 20, "\(fault.name): resident memory grew by \(memory >> 20) MiB")
+        #expect(heap < 40 << 20, "\(fault.name): the heap in use grew by \(heap >> 20) MiB")
         #expect(
             stub.counters.apiRequestsByStatus[401] == nil, "\(fault.name): an expired or foreign token reached the API")
         let failures = results.compactMap { result -> (any Error)? in
@@ -168,8 +172,8 @@ struct FaultMatrixTests {
         let outcome = Dictionary(grouping: results.map(Self.describe), by: { $0 }).map { "\($1.count) × \($0)" }
             .sorted().joined(separator: ", ")
         return String(
-            format: "%@ | %d | %@ | %d | %.2f | %+.1f MiB", fault.name, Self.requests, outcome, tokenRequests, seconds,
-            Double(memory) / 1_048_576)
+            format: "%@ | %d | %@ | %d | %.2f | %+.1f MiB | %+.1f MiB", fault.name, Self.requests, outcome,
+            tokenRequests, seconds, Double(heap) / 1_048_576, Double(resident) / 1_048_576)
     }
 
     /// Waits until the refresh the fault hit has ended one way or the other (a hang ends at the

@@ -22,8 +22,13 @@ enum SoakSettings {
 ///
 /// Checked: every request ends, exactly once; no refresh token is ever presented twice (the stub
 /// would count a reuse and revoke the family); nobody is logged out; the refreshes stay within the
-/// band the token lifetime implies; resident memory at the end is within 10 % of what it was after
-/// the warm-up, here and in the child. Prints its figures.
+/// band the token lifetime implies; the heap bytes in use grow from the warm-up to the end by no
+/// more than `allowedGrowth`, here and in the child. Prints its figures, resident memory among them.
+///
+/// The leak check counts heap bytes in use, not resident memory. Under the thread sanitizer,
+/// resident memory grows with the sanitizer's shadow of every page touched and its records of
+/// threads and locks: a child once went from 81 to 90 MiB in the five seconds, every request ended.
+/// Without it, resident memory also counts thread stacks and the free space glibc's arenas keep.
 @Suite("Soak", .timeLimit(.minutes(SoakSettings.timeLimitMinutes)))
 struct SoakTests {
     static let seconds = SoakSettings.seconds
@@ -74,14 +79,14 @@ struct SoakTests {
             "--concurrency", String(Self.childConcurrency), "--warm-up", String(Self.warmUp),
             "--refresh-timeout", "3", "--request-timeout", "2",
         ])
-        let memoryAfterWarmUp = Protected(0)
+        let memoryAfterWarmUp = Protected(Memory.zero)
         async let measured: Void = {
             try? await Task.sleep(nanoseconds: UInt64(Self.warmUp * 1e9))
-            memoryAfterWarmUp.withLock { $0 = ResidentMemory.bytes() }
+            memoryAfterWarmUp.withLock { $0 = Memory.now() }
         }()
         await Workload.run(workloads, concurrency: Self.concurrency, seconds: Self.seconds)
         await measured
-        let memoryAtEnd = ResidentMemory.bytes()
+        let memoryAtEnd = Memory.now()
         let childResult = try #require(await child.finish(timeout: Self.seconds + 120), "the child never reported")
         #expect(child.waitUntilExit() == 0)
         let counters = stub.counters
@@ -108,11 +113,13 @@ struct SoakTests {
         #expect(
             perLifetime >= 0.5 && perLifetime <= 2.2,
             "\(counters.refreshTokenGrants) refreshes in \(lifetimes) token lifetimes")
-        // Memory: within 10 % of what the warm-up reached, in both processes.
-        let childWarm = there["rssWarm", default: 0]
-        let childEnd = there["rssEnd", default: 0]
-        #expect(Double(memoryAtEnd) <= Double(memoryAfterWarmUp.current) * 1.1, "resident memory grew here")
-        #expect(Double(childEnd) <= Double(childWarm) * 1.1, "resident memory grew in the child")
+        // Heap in use: no more than the allowed growth over the warm-up, in both processes.
+        let warm = memoryAfterWarmUp.current
+        let childWarm = Memory(heap: there["heapWarm", default: 0], resident: there["rssWarm", default: 0])
+        let childEnd = Memory(heap: there["heapEnd", default: 0], resident: there["rssEnd", default: 0])
+        #expect(memoryAtEnd.heap - warm.heap <= Self.allowedGrowth(from: warm.heap), "heap in use grew here")
+        #expect(
+            childEnd.heap - childWarm.heap <= Self.allowedGrowth(from: childWarm.heap), "heap in use grew in the child")
 
         let requests = here["ended", default: 0] + there["ended", default: 0]
         let ok = here["status200", default: 0] + there["status200", default: 0]
@@ -130,6 +137,7 @@ struct SoakTests {
                     + "(%d after a 401 and reauthorize) · failed: %@ · %d refreshes (%.2f per token lifetime) · %d faults in %d token requests · "
                     + "%d reuse detections · %d lost · %d doubled · longest request %.2f s, "
                     + "longest wait for a signature %.2f s (refreshTimeout 3 s) · "
+                    + "heap in use here %.1f → %.1f MiB, child %.1f → %.1f MiB · "
                     + "resident memory here %.1f → %.1f MiB, child %.1f → %.1f MiB",
                 Self.seconds, requests, here["ended", default: 0], there["ended", default: 0], ok,
                 here["retried401", default: 0] + there["retried401", default: 0],
@@ -137,7 +145,24 @@ struct SoakTests {
                 counters.faultsInjected, counters.tokenRequests, counters.reuseDetections,
                 lost, doubled, max(tally.longest, Double(childResult["longest"] ?? "0") ?? 0),
                 max(tally.longestWait, Double(childResult["longestWait"] ?? "0") ?? 0),
-                Double(memoryAfterWarmUp.current) / mebibyte, Double(memoryAtEnd) / mebibyte,
-                Double(childWarm) / mebibyte, Double(childEnd) / mebibyte))
+                Double(warm.heap) / mebibyte, Double(memoryAtEnd.heap) / mebibyte,
+                Double(childWarm.heap) / mebibyte, Double(childEnd.heap) / mebibyte,
+                Double(warm.resident) / mebibyte, Double(memoryAtEnd.resident) / mebibyte,
+                Double(childWarm.resident) / mebibyte, Double(childEnd.resident) / mebibyte))
+    }
+
+    /// How much the heap in use may grow from the warm-up to the end without counting as a leak: a
+    /// tenth of it, plus 2 MiB for what the tests that run beside the soak in this process hold at
+    /// that moment. A leak of a kilobyte per request passes 2 MiB within the first few thousand
+    /// requests after the warm-up.
+    static func allowedGrowth(from warm: Int) -> Int { warm / 10 + (2 << 20) }
+
+    /// Heap bytes in use and resident bytes at one moment.
+    struct Memory: Sendable {
+        var heap: Int
+        var resident: Int
+
+        static let zero = Memory(heap: 0, resident: 0)
+        static func now() -> Memory { Memory(heap: HeapInUse.bytes(), resident: ResidentMemory.bytes()) }
     }
 }
