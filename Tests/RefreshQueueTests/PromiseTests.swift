@@ -62,6 +62,52 @@ struct PromiseTests {
         #expect(calls.current.allSatisfy { $0 == 1 })
     }
 
+    /// The first request waits for `find()`; the one sent as soon as it has completed finds a
+    /// valid token held and nothing waiting, so it is signed before `authorize` returns, also when
+    /// the token recommends a refresh (which then starts in the background, held open here).
+    @Test(arguments: [false, true])
+    func theRequestAfterTheFirstIsSignedBeforeAuthorizeReturns(recommended: Bool) async throws {
+        var late = 0
+        for round in 0..<200 {
+            let service = TokenService(behavior: .hold)
+            service.store(service.authentication("valid-\(round)", recommended: recommended))
+            let closure = Closure.make(service)
+            _ = try await closure.authorize(makeRequest())
+            let signedAtOnce = Protected(false)
+            closure.authorize(makeRequest()) { result in
+                signedAtOnce.withLock { $0 = (try? result.get())?.value(forHTTPHeaderField: "Authorization") != nil }
+            }
+            if !signedAtOnce.current { late += 1 }
+            service.completePending()
+        }
+        #expect(late == 0, "\(late) of 200 requests waited although a valid token was held and nothing waited")
+    }
+
+    /// The completion of the last request that waited sends the next one (the next step of a
+    /// chain of calls): nothing else waits, so it is signed before `authorize` returns, inside
+    /// that completion.
+    @Test func aRequestSentFromTheLastWaitingRequestsCompletionIsSignedAtOnce() async throws {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("expired", stale: true))
+        let closure = Closure.make(service)
+        let inner = Completions<Bool>()
+        for index in 0..<3 {
+            closure.authorize(makeRequest()) { _ in
+                guard index == 2 else { return }
+                let signedAtOnce = Protected(false)
+                closure.authorize(makeRequest()) { result in
+                    let header = (try? result.get())?.value(forHTTPHeaderField: "Authorization")
+                    signedAtOnce.withLock { $0 = header == "Bearer token-1" }
+                }
+                inner.record(0, signedAtOnce.current)
+            }
+        }
+        await service.started.wait(for: 1)
+        service.completePending()
+        await inner.wait(for: 1)
+        #expect(inner.results[0] == true)
+    }
+
     @Test(arguments: [7_200.0, 864_000.0])
     func aRetryAfterIsHonouredUpToADay(retryAfter: TimeInterval) async throws {
         let service = TokenService(behavior: .fail(TokenEndpointRetryAfter(seconds: retryAfter)))

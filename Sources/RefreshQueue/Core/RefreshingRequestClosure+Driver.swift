@@ -94,7 +94,8 @@ extension RefreshingRequestClosure {
                 step = machine.pump(now: now)
                 return step.actions
             }
-            perform(applied)
+            // Whenever the pump answers, it may stop with the last answer (see `answer`).
+            if perform(applied, byPump: true) { return }
             switch step {
             case .perform:
                 continue
@@ -104,50 +105,69 @@ extension RefreshingRequestClosure {
                 // User code, on the queue, outside the lock.
                 let found = Result { try find().map { Self.credential(for: $0, scheme: scheme) } }
                 let now = self.now()
+                let actions: Machine.Actions
                 switch found {
                 case .success(let credential):
-                    perform(update { $0.found(credential, now: now) })
+                    actions = update { $0.found(credential, now: now) }
                 case .failure(let error):
-                    perform(update { $0.findFailed(.authenticationUnreadable(error), now: now) })
+                    actions = update { $0.findFailed(.authenticationUnreadable(error), now: now) }
                 }
+                if perform(actions, byPump: true) { return }
             case .evaluate(let credential, let generation):
                 let freshness = credential.freshness
                 let now = self.now()
-                perform(update { $0.evaluated(generation: generation, freshness: freshness, now: now) })
+                let actions = update { $0.evaluated(generation: generation, freshness: freshness, now: now) }
+                if perform(actions, byPump: true) { return }
             }
         }
     }
 
-    /// Completes `answers`, in order, then tells the machine.
-    private func answer(_ answers: Machine.Answers) {
-        switch answers.outcome {
+    /// Completes `answers`, in order, and tells the machine once every answer is made and all but
+    /// the last are delivered, just before the last: a request that the last completion's code
+    /// sends at once (an awaiting task resumed, a callback that sends the next request) then finds
+    /// nothing waiting and nothing being answered, and is signed at once. None can be signed past
+    /// a waiter: each is signed before the machine hears of it. Returns whether the pump stopped
+    /// there (`byPump`: the pump handed the answers out).
+    private func answer(_ answers: Machine.Answers, byPump: Bool) -> Bool {
+        let waiters = answers.waiters
+        let result = answering(answers.outcome)
+        let last = waiters.count - 1
+        for index in 0..<last {
+            waiters[index].task.complete(result(waiters[index]))
+        }
+        let final = result(waiters[last])
+        let count = waiters.count
+        let stopped = machine.withLock { $0.answered(count, byPump: byPump) }
+        waiters[last].task.complete(final)
+        return stopped
+    }
+
+    /// What each waiter is answered with, for `outcome`; the header is read from the credential
+    /// once for the whole group.
+    private func answering(_ outcome: Machine.Outcome) -> (Waiter) -> Result<URLRequest, any Error> {
+        switch outcome {
         case .sign(let credential):
             switch credential.header {
             case .success(let header):
-                for waiter in answers.waiters {
-                    guard waiter.kind == .request else {
-                        waiter.task.complete(.success(waiter.task.request))
-                        continue
-                    }
+                return { [scheme] waiter in
+                    guard waiter.kind == .request else { return .success(waiter.task.request) }
                     var signed = waiter.task.request
                     scheme.sign(&signed, with: header)
-                    waiter.task.complete(.success(signed))
+                    return .success(signed)
                 }
             case .failure(let error):
-                for waiter in answers.waiters { waiter.task.complete(.failure(error)) }
+                return { _ in .failure(error) }
             }
         case .fail(let error):
-            for waiter in answers.waiters { waiter.task.complete(.failure(error)) }
+            return { _ in .failure(error) }
         case .missing:
-            for waiter in answers.waiters {
+            return { [missingAuthentication] waiter in
                 switch (waiter.kind, missingAuthentication) {
-                case (.request, .sendUnsigned): waiter.task.complete(.success(waiter.task.request))
-                case (.request, .fail), (.probe, _): waiter.task.complete(.failure(RefreshQueueError.notAuthenticated))
+                case (.request, .sendUnsigned): return .success(waiter.task.request)
+                case (.request, .fail), (.probe, _): return .failure(RefreshQueueError.notAuthenticated)
                 }
             }
         }
-        let count = answers.waiters.count
-        machine.withLock { $0.answered(count) }
     }
 
     // MARK: - Refreshing
@@ -248,14 +268,15 @@ extension RefreshingRequestClosure {
         }
     }
 
-    /// Performs what is left of `actions` after the lock: events, answers, the refresh, timers.
-    /// What they displaced is released when they go out of scope, here, outside the lock.
-    func perform(_ actions: Machine.Actions) {
+    /// Performs what is left of `actions` after the lock: events, the refresh, timers, then the
+    /// answers, so that neither the refresh nor a timer waits for completion handlers. What they
+    /// displaced is released when they go out of scope, here, outside the lock.
+    ///
+    /// - Returns: Whether the pump stopped with the answers (`byPump`: the pump performs them).
+    @discardableResult
+    func perform(_ actions: Machine.Actions, byPump: Bool = false) -> Bool {
         for event in actions.events {
             onEvent?(event)
-        }
-        if let answers = actions.answers {
-            answer(answers)
         }
         if let start = actions.refresh {
             startRefresh(start)
@@ -263,6 +284,8 @@ extension RefreshingRequestClosure {
         if let deadline = actions.waitTimer {
             armWaitTimer(at: deadline)
         }
+        guard let answers = actions.answers else { return false }
+        return answer(answers, byPump: byPump)
     }
 
     // MARK: - Helpers

@@ -55,7 +55,7 @@ public enum StateMachineWorkload {
             case .perform(let actions):
                 if let answers = actions.answers {
                     sink += answers.waiters.count
-                    machine.answered(answers.waiters.count)
+                    if machine.answered(answers.waiters.count, byPump: true) { break pumping }
                 }
             case .find:
                 sink += machine.found(fresh, now: 3).events.count
@@ -63,7 +63,7 @@ public enum StateMachineWorkload {
                 let actions = machine.evaluated(generation: generation, freshness: .fresh, now: 3)
                 if let answers = actions.answers {
                     sink += answers.waiters.count
-                    machine.answered(answers.waiters.count)
+                    if machine.answered(answers.waiters.count, byPump: true) { break pumping }
                 }
             case .idle:
                 break pumping

@@ -108,6 +108,8 @@ private struct ModelWorld {
     var pumpScheduled = false
     var pumpRunning = false
     var pumpAwaiting: Machine.PumpStep?
+    /// Answers the pump handed out and delivers before its next step, as the driver does.
+    var pumpDelivering: Int?
     var refreshes: [RunningRefresh] = []
     var waitTimers: [Double] = []
     var abandonTimers: [(attempt: UInt64, at: Double)] = []
@@ -173,7 +175,7 @@ private struct ModelWorld {
     /// Ends everything outstanding, so that every request must end answered.
     private mutating func drain() {
         for _ in 0..<10_000 {
-            if pumpAwaiting != nil || (pumpScheduled && (suspended == 0 || pumpRunning)) {
+            if pumpAwaiting != nil || pumpDelivering != nil || (pumpScheduled && (suspended == 0 || pumpRunning)) {
                 runPump()
             } else if !undelivered.isEmpty {
                 deliverAnswers()
@@ -235,17 +237,29 @@ private struct ModelWorld {
     }
 
     private mutating func runPump() {
+        if let count = pumpDelivering {
+            // Told just before the last answer is delivered; the pump may stop there.
+            pumpDelivering = nil
+            if machine.answered(count, byPump: true) {
+                pumpRunning = false
+                pumpScheduled = false
+                note("pump: answers delivered, stopped")
+            } else {
+                note("pump: answers delivered")
+            }
+            return
+        }
         if let awaiting = pumpAwaiting {
             pumpAwaiting = nil
             switch awaiting {
             case .find:
                 let found: HeldCredential? = Bool.random(using: &random) || credentials.isEmpty ? newCredential() : nil
-                apply(machine.found(found, now: now), "found \(found.map(name) ?? "nothing")")
+                apply(machine.found(found, now: now), "found \(found.map(name) ?? "nothing")", byPump: true)
             case .evaluate(let credential, let generation):
                 let value = freshness[ObjectIdentifier(credential)] ?? .fresh
                 apply(
                     machine.evaluated(generation: generation, freshness: value, now: now),
-                    "evaluated generation \(generation): \(value)")
+                    "evaluated generation \(generation): \(value)", byPump: true)
             case .perform, .idle:
                 break
             }
@@ -256,13 +270,13 @@ private struct ModelWorld {
         let step = machine.pump(now: now)
         switch step {
         case .perform(let actions):
-            apply(actions, "pump: perform")
+            apply(actions, "pump: perform", byPump: true)
         case .idle(let actions):
             pumpRunning = false
             pumpScheduled = false
             apply(actions, "pump: idle")
         case .find(let actions):
-            apply(actions, "pump: find")
+            apply(actions, "pump: find", byPump: true)
             pumpAwaiting = step
         case .evaluate(_, let generation):
             note("pump: evaluate generation \(generation)")
@@ -347,7 +361,7 @@ private struct ModelWorld {
 
     // MARK: - Performing actions, as the driver does
 
-    private mutating func apply(_ actions: Machine.Actions, _ label: String) {
+    private mutating func apply(_ actions: Machine.Actions, _ label: String, byPump: Bool = false) {
         note(label)
         switch actions.queue {
         case .none: break
@@ -359,7 +373,7 @@ private struct ModelWorld {
             if pumpScheduled { failure = "a second pump was scheduled after \(label)" }
             pumpScheduled = true
         }
-        if let answers = actions.answers { record(answers, label) }
+        if let answers = actions.answers { record(answers, label, byPump: byPump) }
         if let start = actions.refresh {
             let running = refreshes.filter { !$0.abandoned }
             if !running.isEmpty {
@@ -375,7 +389,7 @@ private struct ModelWorld {
         if let deadline = actions.waitTimer { waitTimers.append(deadline) }
     }
 
-    private mutating func record(_ answers: Machine.Answers, _ label: String) {
+    private mutating func record(_ answers: Machine.Answers, _ label: String, byPump: Bool) {
         let held = machine.snapshot.credential
         for waiter in answers.waiters {
             guard var request = requests[waiter.ticket] else {
@@ -407,7 +421,11 @@ private struct ModelWorld {
         if case .sign(let credential) = answers.outcome, credential !== held {
             failure = "signed with \(name(credential)) while \(held.map(name) ?? "nothing") was held (\(label))"
         }
-        undelivered.append(answers.waiters.count)
+        if byPump {
+            pumpDelivering = answers.waiters.count
+        } else {
+            undelivered.append(answers.waiters.count)
+        }
         note("  answered \(answers.waiters.map(\.ticket)) with \(answers.outcome)")
     }
 
@@ -427,8 +445,9 @@ private struct ModelWorld {
             failure = "requests wait in a moving line with no pump to move it"
         } else if snapshot.pumpPending != pumpScheduled {
             failure = "the machine's pump (\(snapshot.pumpPending)) and the driver's (\(pumpScheduled)) disagree"
-        } else if snapshot.unanswered != undelivered.reduce(0, +) {
-            failure = "\(snapshot.unanswered) answers outstanding, the driver has \(undelivered.reduce(0, +))"
+        } else if snapshot.unanswered != undelivered.reduce(0, +) + (pumpDelivering ?? 0) {
+            let outstanding = undelivered.reduce(0, +) + (pumpDelivering ?? 0)
+            failure = "\(snapshot.unanswered) answers outstanding, the driver has \(outstanding)"
         } else if let deadline = snapshot.earliestWaitDeadline, !waitTimers.contains(where: { $0 <= deadline + 1e-9 }) {
             failure = "a waiter must be answered by \(deadline) but no timer is armed by then"
         } else if refreshes.filter({ !$0.abandoned }).count > 1 {

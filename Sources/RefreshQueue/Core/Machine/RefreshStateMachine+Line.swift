@@ -74,9 +74,18 @@ extension RefreshStateMachine {
         return actions
     }
 
-    /// Answers handed out earlier have been delivered.
-    mutating func answered(_ count: Int) {
+    /// Answers handed out earlier are delivered: every one of them is made (signed) and all but
+    /// the last have been delivered; the last is delivered next.
+    ///
+    /// When the pump handed them out (`byPump`) and has nothing more to do, it stops here rather
+    /// than after the last delivery, so that a request sent by the code the last answer wakes
+    /// finds the line idle and takes the fast path. Returns whether the pump stopped.
+    @discardableResult
+    mutating func answered(_ count: Int, byPump: Bool = false) -> Bool {
         unanswered -= count
+        guard byPump, linePhase != .moving || line.isEmpty else { return false }
+        pumpPending = false
+        return true
     }
 
     // MARK: - The pump
