@@ -407,6 +407,28 @@ struct RefreshingRequestClosureTests {
         #expect(descriptions.contains { $0.hasPrefix("queue resumed") })
         #expect(!descriptions.contains { $0.contains("secret") || $0.contains("token-") })
     }
+
+    /// `dump` walks into stored properties: the closure, a waiting task (here one carrying the
+    /// token the server rejected), the redirect delegate and the in-memory store show their state,
+    /// not the token.
+    @Test func dumpShowsNoToken() async throws {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("held-secret"))
+        let closure = Closure.make(service)
+        let signed = try await closure.authorize(makeRequest())
+        let task = closure.reauthorize(signed) { _ in }
+        await service.started.wait(for: 1)
+        var dumped = ""
+        dump(closure, to: &dumped)
+        dump(task, to: &dumped)
+        dump(RedirectSigningDelegate(closure), to: &dumped)
+        dump(InMemoryAuthenticationStore(service.authentication("stored-secret")), to: &dumped)
+        #expect(dumped.contains("holdsAuthentication: true"))
+        #expect(dumped.contains("ticket: "))
+        #expect(dumped.contains("holdsValue: true"))
+        #expect(!dumped.contains("secret"), "\(dumped)")
+        service.completePending()
+    }
 }
 
 @Suite("RefreshingRequestClosure and invalidate()", .timeLimit(.minutes(5)))

@@ -39,3 +39,10 @@ public final class InMemoryAuthenticationStore<Value: Sendable>: AuthenticationS
         _ = removed
     }
 }
+
+extension InMemoryAuthenticationStore: CustomReflectable {
+    /// Whether a value is stored; not the value, which holds a token.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["holdsValue": state.withLock { $0 != nil }], displayStyle: .class)
+    }
+}

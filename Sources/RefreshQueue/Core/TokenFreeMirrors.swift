@@ -1,0 +1,45 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// What `dump`, `Mirror` and debuggers show of the types that hold a token: their settings and
+// state, never the token. Without these, `dump(closure)` walks into the held authentication and
+// prints the header it signs with.
+
+extension RefreshingRequestClosure: CustomReflectable {
+    /// The closure's settings, and whether it holds an authentication; never the token.
+    public var customMirror: Mirror {
+        let (holds, waiting) = machine.withLock { ($0.credential != nil, $0.line.count) }
+        return Mirror(
+            self,
+            children: [
+                "refreshTimeout": refreshTimeout,
+                "abandonAfter": abandonAfter,
+                "headerName": scheme.headerName,
+                "origins": origins,
+                "holdsAuthentication": holds,
+                "waiting": waiting,
+            ],
+            displayStyle: .class)
+    }
+}
+
+extension AuthorizationTask: CustomReflectable {
+    /// The task's place in arrival order and whether it completed; not its request, which may
+    /// carry a token (a request the server rejected, handed back to be signed again).
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: ["ticket": ticket, "isCompleted": isCompleted, "isCancelled": isCancelled],
+            displayStyle: .class)
+    }
+}
+
+extension HeldCredential: CustomReflectable {
+    /// Whether the token can be a header value; not the authentication or the header.
+    var customMirror: Mirror {
+        Mirror(self, children: ["signsRequests": signingHeader != nil], displayStyle: .class)
+    }
+}
