@@ -42,6 +42,20 @@ struct AllowedOriginsTests {
         #expect(results.results[0]?.authorization == nil)
     }
 
+    /// README: `.all` signs https (and wss) requests; a URL with no host, or of a scheme with no
+    /// known port, has no origin the token could be meant for, and passes unchanged.
+    @Test(arguments: [
+        ("https://anything.example.test/v1/me", true), ("wss://anything.example.test/socket", true),
+        ("file:///etc/passwd", false), ("app://api/v1/me", false), ("/v1/me", false),
+    ])
+    func everyOriginSignsHTTPSAndPassesURLsWithoutAnOrigin(url: String, isSigned: Bool) async throws {
+        let closure = closure(.all)
+        let request = URLRequest(url: URL(string: url)!)
+        let result = try await closure.authorize(request)
+        #expect(result.value(forHTTPHeaderField: "Authorization") == (isSigned ? "Bearer secret-token" : nil))
+        if !isSigned { #expect(result == request) }
+    }
+
     @Test(arguments: ["http://api.example.test/v1/me", "http://10.0.0.8:8080/v1/me", "HTTP://Example.COM"])
     func plainHTTPToAnotherMachineIsRefusedWithATypedError(url: String) async throws {
         let closure = closure(.all)
