@@ -371,6 +371,38 @@ struct AdoptAndRefreshIfNeededTests {
         #expect(service.refreshCount == 1)
     }
 
+    /// `refreshIfNeeded` holds no request: a request sent right after it, while the refresh ahead
+    /// it started or joined runs, is signed before `authorize` returns.
+    @Test(arguments: [false, true])
+    func requestsSentRightAfterRefreshIfNeededAreSignedAtOnce(aheadAlreadyRunning: Bool) async throws {
+        var late = 0
+        for round in 0..<100 {
+            let service = TokenService(behavior: .hold)
+            service.store(service.authentication("ageing-\(round)", recommended: true))
+            let closure = Closure.make(service)
+            if aheadAlreadyRunning {
+                _ = try await closure.authorize(makeRequest())
+                await service.started.wait(for: 1)
+            } else {
+                closure.adopt(service.authentication("ageing-\(round)", recommended: true))
+            }
+            let done = Completions<Result<Void, any Error>>()
+            closure.refreshIfNeeded { done.record(0, $0) }
+            let signedAtOnce = Protected(false)
+            closure.authorize(makeRequest()) { result in
+                let header = (try? result.get())?.value(forHTTPHeaderField: "Authorization")
+                signedAtOnce.withLock { $0 = header == "Bearer ageing-\(round)" }
+            }
+            if !signedAtOnce.current { late += 1 }
+            #expect(done.count == 0)
+            await service.started.wait(for: 1)
+            service.completePending()
+            await done.wait(for: 1)
+            #expect(service.refreshCount == 1)
+        }
+        #expect(late == 0, "\(late) of 100 requests sent right after refreshIfNeeded were not signed at once")
+    }
+
     @Test func refreshIfNeededWithoutALoginFailsWithNotAuthenticated() async {
         let closure = Closure.make(TokenService(), missingAuthentication: .sendUnsigned)
         await #expect {

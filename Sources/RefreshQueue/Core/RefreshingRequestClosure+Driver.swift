@@ -56,6 +56,39 @@ extension RefreshingRequestClosure {
         return .signed(signed)
     }
 
+    /// A `refreshIfNeeded` probe. While a valid token is held and nobody waits, it does not join
+    /// the line, where requests sent meanwhile would queue behind it: it is answered at once when
+    /// the token is fresh, or waits beside the line for the refresh ahead it starts or joins.
+    /// Otherwise it goes through the line like a request.
+    func startProbe(completion: @escaping AuthorizationTask.Completion) -> AuthorizationTask {
+        guard let path = machine.withLock({ $0.fastPath() }), path.credential.signingHeader != nil else {
+            return enqueue(Self.probeRequest, kind: .probe, completion: completion)
+        }
+        // User code, read outside the lock.
+        switch path.credential.freshness {
+        case .fresh:
+            completion(.success(Self.probeRequest))
+            return .finished
+        case .needed:
+            return enqueue(Self.probeRequest, kind: .probe, staleGeneration: path.generation, completion: completion)
+        case .recommended:
+            let now = self.now()
+            var task = AuthorizationTask.finished
+            let probe = Self.probeRequest
+            let actions = update { machine in
+                let (made, actions) = machine.probeAhead(
+                    { ticket in
+                        AuthorizationTask(request: probe, ticket: ticket, canceller: self, completion: completion)
+                    },
+                    generation: path.generation, now: now)
+                task = made
+                return actions
+            }
+            perform(actions)
+            return task
+        }
+    }
+
     private func recommendRefresh(of generation: UInt64) {
         let now = self.now()
         perform(update { $0.refreshRecommended(generation: generation, now: now) })

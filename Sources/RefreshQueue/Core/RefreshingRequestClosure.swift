@@ -275,7 +275,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         -> AuthorizationTask
     {
         let completion = delivering(completion)
-        return enqueue(Self.probeRequest, kind: .probe) { result in completion(result.map { _ in () }) }
+        return startProbe { result in completion(result.map { _ in () }) }
     }
 
     /// Refreshes now if the held authentication needs a refresh or recommends one; see
@@ -283,7 +283,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     ///
     /// - Throws: A ``RefreshQueueError``, or `CancellationError`.
     public func refreshIfNeeded() async throws {
-        _ = try await waitInLine { completion in enqueue(Self.probeRequest, kind: .probe, completion: completion) }
+        _ = try await waitInLine { completion in startProbe(completion: completion) }
     }
 
     /// `completion`, moved onto ``Options/completionQueue`` when the options name one.
@@ -328,5 +328,5 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     }
 
     /// What a probe of `refreshIfNeeded` carries through the line; never signed or sent.
-    private static var probeRequest: URLRequest { URLRequest(url: URL(fileURLWithPath: "/")) }
+    static var probeRequest: URLRequest { URLRequest(url: URL(fileURLWithPath: "/")) }
 }

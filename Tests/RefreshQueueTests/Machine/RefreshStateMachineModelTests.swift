@@ -158,7 +158,7 @@ private struct ModelWorld {
         switch Int.random(in: 0..<100, using: &random) {
         case 0..<22: arriveThroughFastPath()
         case 22..<26: arrive(kind: .request, rejected: true)
-        case 26..<29: arrive(kind: .probe, rejected: false)
+        case 26..<29: probeThroughFastPath()
         case 29..<47: runPump()
         case 47..<55: finishRefresh()
         case 55..<62: fireWaitTimer()
@@ -215,6 +215,38 @@ private struct ModelWorld {
             }
         case .fresh:
             note("fast path: signed with generation \(fast.generation)")
+        }
+    }
+
+    /// `refreshIfNeeded`, as the driver starts it: through the fast path when it is open, and
+    /// sometimes with another event between reading the fast path and acting on it (a race).
+    private mutating func probeThroughFastPath() {
+        guard let fast = machine.fastPath() else {
+            arrive(kind: .probe, rejected: false)
+            return
+        }
+        switch freshness[ObjectIdentifier(fast.credential)] ?? .fresh {
+        case .fresh:
+            note("probe: answered at once, generation \(fast.generation) fresh")
+        case .needed:
+            arrive(kind: .probe, rejected: false, staleGeneration: fast.generation)
+        case .recommended:
+            switch Int.random(in: 0..<8, using: &random) {
+            case 0: arrive(kind: .request, rejected: false)
+            case 1: apply(machine.invalidate(now: now), "invalidate")
+            case 2: adoptNew()
+            case 3: finishRefresh()
+            default: break
+            }
+            let (task, actions) = machine.probeAhead(
+                { ticket in
+                    AuthorizationTask(
+                        request: URLRequest(url: URL(fileURLWithPath: "/")), ticket: ticket,
+                        canceller: nil, completion: { _ in })
+                },
+                generation: fast.generation, now: now)
+            requests[task.ticket] = Request(ticket: task.ticket, arrivedAt: now, kind: .probe, rejected: nil)
+            apply(actions, "probe \(task.ticket) ahead of generation \(fast.generation)")
         }
     }
 

@@ -60,6 +60,31 @@ extension RefreshStateMachine {
         return actions
     }
 
+    /// A `refreshIfNeeded` probe read, on the fast path, that the held `generation` recommends a
+    /// refresh. It starts one ahead if it may, and waits beside the line for the refresh of that
+    /// generation, so that requests sent meanwhile are still signed at once; when none runs (none
+    /// may start now), it is answered at once: the token still works. A probe that finds the fast
+    /// path closed by now goes through the line.
+    mutating func probeAhead(
+        _ makeTask: (UInt64) -> AuthorizationTask, generation: UInt64, now: TimeInterval
+    ) -> (AuthorizationTask, Actions) {
+        guard let held = credential, held.generation == generation, fastPath() != nil else {
+            return arrive(makeTask, kind: .probe, now: now)
+        }
+        var actions = Actions()
+        startAhead(now: now, into: &actions)
+        let ticket = nextTicket
+        nextTicket &+= 1
+        let waiter = Waiter(task: makeTask(ticket), arrivedAt: now, rejectedGeneration: nil, kind: .probe)
+        if refresh?.generation == generation, refresh?.epoch == epoch {
+            probes.append(waiter)
+            armWaitTimer(into: &actions)
+        } else {
+            answer([waiter], .sign(held.value), into: &actions)
+        }
+        return (waiter.task, actions)
+    }
+
     /// A waiting request was cancelled (and completed by its canceller).
     mutating func cancel(ticket: UInt64, now: TimeInterval) -> Actions {
         var actions = Actions()
