@@ -73,11 +73,7 @@ struct PromiseTests {
             service.store(service.authentication("valid-\(round)", recommended: recommended))
             let closure = Closure.make(service)
             _ = try await closure.authorize(makeRequest())
-            let signedAtOnce = Protected(false)
-            closure.authorize(makeRequest()) { result in
-                signedAtOnce.withLock { $0 = (try? result.get())?.value(forHTTPHeaderField: "Authorization") != nil }
-            }
-            if !signedAtOnce.current { late += 1 }
+            if !closure.signsAtOnce(with: "Bearer valid-\(round)") { late += 1 }
             service.completePending()
         }
         #expect(late == 0, "\(late) of 200 requests waited although a valid token was held and nothing waited")
@@ -94,12 +90,7 @@ struct PromiseTests {
         for index in 0..<3 {
             closure.authorize(makeRequest()) { _ in
                 guard index == 2 else { return }
-                let signedAtOnce = Protected(false)
-                closure.authorize(makeRequest()) { result in
-                    let header = (try? result.get())?.value(forHTTPHeaderField: "Authorization")
-                    signedAtOnce.withLock { $0 = header == "Bearer token-1" }
-                }
-                inner.record(0, signedAtOnce.current)
+                inner.record(0, closure.signsAtOnce(with: "Bearer token-1"))
             }
         }
         await service.started.wait(for: 1)

@@ -388,12 +388,7 @@ struct AdoptAndRefreshIfNeededTests {
             }
             let done = Completions<Result<Void, any Error>>()
             closure.refreshIfNeeded { done.record(0, $0) }
-            let signedAtOnce = Protected(false)
-            closure.authorize(makeRequest()) { result in
-                let header = (try? result.get())?.value(forHTTPHeaderField: "Authorization")
-                signedAtOnce.withLock { $0 = header == "Bearer ageing-\(round)" }
-            }
-            if !signedAtOnce.current { late += 1 }
+            if !closure.signsAtOnce(with: "Bearer ageing-\(round)") { late += 1 }
             #expect(done.count == 0)
             await service.started.wait(for: 1)
             service.completePending()

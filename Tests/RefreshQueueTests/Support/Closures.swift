@@ -172,3 +172,15 @@ func expectAFailedRefreshThenARecovery(
     let signed = try await closure.authorize(makeRequest())
     #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-2", sourceLocation: sourceLocation)
 }
+
+extension RefreshingRequestClosure where Authentication == FakeAuthentication {
+    /// Whether a request sent now completes before `authorize` returns, signed with `header`.
+    func signsAtOnce(with header: String) -> Bool {
+        let signed = Protected(false)
+        authorize(makeRequest()) { result in
+            let value = (try? result.get())?.value(forHTTPHeaderField: "Authorization")
+            signed.withLock { $0 = value == header }
+        }
+        return signed.current
+    }
+}
