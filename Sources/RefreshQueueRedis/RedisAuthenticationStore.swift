@@ -33,7 +33,7 @@ import RefreshQueue
 /// and each command); ``lock(timeout:)`` also waits for the lock for at most `timeout`. A dropped
 /// connection is opened again on the next call.
 public final class RedisAuthenticationStore<Value: Codable & Sendable>: CoordinatedAuthenticationStore,
-    CustomStringConvertible
+    CustomStringConvertible, CustomReflectable
 {
     /// The key the value is stored under.
     public let key: String
@@ -62,6 +62,13 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
 
     /// `RedisAuthenticationStore(key, server)`, without the password.
     public var description: String { "RedisAuthenticationStore(\(key), \(configuration))" }
+
+    /// What `dump` and debuggers show: the key, the lock's lifetime and the server, without its
+    /// password; not the connection, whose buffer may hold a reply (the stored value).
+    public var customMirror: Mirror {
+        Mirror(
+            self, children: ["key": key, "lockTTL": lockTTL, "configuration": configuration], displayStyle: .class)
+    }
 
     /// The stored value, or nil when there is none, it cannot be decoded, or the server cannot be
     /// reached.

@@ -45,6 +45,12 @@ struct RESPParser {
         var cursor = start
         guard let value = try parse(at: &cursor, depth: 0) else { return nil }
         start = cursor
+        if start == buffer.count {
+            // Every byte received is parsed: keep none of a reply (a stored value, its tokens)
+            // longer than needed.
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+        }
         return value
     }
 

@@ -98,6 +98,23 @@ struct RedisStoreTests {
         dump(configuration, to: &dumped)
         #expect(!dumped.contains("hunter2"))
     }
+
+    /// `dump` walks into stored properties: after a value went through the connection, the store
+    /// shows neither the password nor the value's tokens.
+    @Test func dumpShowsNeitherThePasswordNorTheValue() throws {
+        let server = try RedisFixture.server()
+        defer { server.stop() }
+        let store = RedisAuthenticationStore<OAuth2Token>(
+            key: RedisFixture.uniqueKey(), configuration: RedisFixture.configuration(server))
+        try store.save(OAuth2Token(accessToken: "dumped-access", refreshToken: "dumped-refresh", expiresIn: 3600))
+        #expect(try store.read()?.accessToken == "dumped-access")
+        var dumped = ""
+        dump(store, to: &dumped)
+        #expect(dumped.contains("RedisAuthenticationStore"))
+        #expect(!dumped.contains("connection"), "the connection's buffer may hold a reply")
+        #expect(!dumped.contains("dumped-"), "\(dumped)")
+        #expect(!dumped.contains(server.password), "\(dumped)")
+    }
 }
 
 extension RedisAuthenticationStore {
