@@ -76,6 +76,25 @@ struct HostileTokenEndpointIntegrationTests {
         #expect(least < 64 << 20, "resident memory grew by \(least >> 20) MiB")
     }
 
+    /// README: an answer announcing more than 1 MiB is refused before its body is read. Linux's
+    /// URLSession ignores the `.cancel` answer to a response and would wait for the body until the
+    /// request's deadline; the refusal must not wait for it.
+    @Test(.exclusive) func anAnswerAnnouncingTooMuchIsRefusedWithoutWaitingForItsBody() async throws {
+        let endpoint = try LoopbackServer { _ in .announceThenHang(bytes: 50 << 20) }
+        defer { endpoint.stop() }
+        var client = client(endpoint.baseURL.appendingPathComponent("api/token"), session: .shared)
+        client.requestTimeout = 60
+        let start = ProcessInfo.processInfo.systemUptime
+        await #expect {
+            _ = try await client.refresh(token)
+        } throws: { error in
+            guard case OAuth2Error.responseTooLarge = error else { return false }
+            return true
+        }
+        let elapsed = ProcessInfo.processInfo.systemUptime - start
+        #expect(elapsed < 30, "the refusal took \(elapsed) s: it waited for the request's deadline")
+    }
+
     @Test(.exclusive) func aHugeChunkedAnswerEndsTooLargeAndIsNotKept() async throws {
         let endpoint = try LoopbackServer { _ in .hugeChunked(bytes: 200 << 20) }
         defer { endpoint.stop() }

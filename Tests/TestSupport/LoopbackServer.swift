@@ -43,6 +43,8 @@ public final class LoopbackServer: @unchecked Sendable {
         case reset
         /// No answer, ever (until the server stops).
         case hang
+        /// A 200 whose `Content-Length` announces `bytes`, then nothing until the client closes.
+        case announceThenHang(bytes: Int)
     }
 
     private let lock = NSLock()
@@ -184,6 +186,11 @@ public final class LoopbackServer: @unchecked Sendable {
         case .hang:
             var byte: UInt8 = 0
             // Returns when the client gives up or the server stops.
+            _ = recv(connection, &byte, 1, 0)
+        case .announceThenHang(let bytes):
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(bytes)\r\n\r\n"
+            guard transmit(Data(head.utf8), to: connection) else { return }
+            var byte: UInt8 = 0
             _ = recv(connection, &byte, 1, 0)
         case .drip(let interval):
             let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"

@@ -120,6 +120,9 @@ final class TokenTransferDelegate: NSObject, URLSessionDataDelegate, Sendable {
                 }
             }
             completionHandler(.cancel)
+            // Linux's URLSession ignores `.cancel` here and goes on reading the body until the
+            // request's deadline: cancel the task as well.
+            dataTask.cancel()
             return
         }
         completionHandler(.allow)

@@ -68,12 +68,16 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
     ///     from a newer version, and after each save and removal. Called synchronously on the
     ///     thread calling the store.
     /// - Throws: ``AuthenticationStoreError/invalidFileURL(_:)`` when `fileURL` is not a file URL
-    ///   or names a directory. Never for a missing file or directory.
+    ///   or names a directory (a directory URL, or the path of a directory that exists, with or
+    ///   without its final slash). Never for a missing file or directory.
     public init(
         fileURL: URL, protection: FileProtection = .completeUntilFirstUserAuthentication,
         onEvent: (@Sendable (AuthenticationStoreEvent) -> Void)? = nil
     ) throws {
-        guard let paths = FileStorePaths(fileURL) else { throw AuthenticationStoreError.invalidFileURL(fileURL) }
+        var isDirectory: ObjCBool = false
+        guard let paths = FileStorePaths(fileURL),
+            !(FileManager.default.fileExists(atPath: paths.file, isDirectory: &isDirectory) && isDirectory.boolValue)
+        else { throw AuthenticationStoreError.invalidFileURL(fileURL) }
         self.fileURL = fileURL
         self.protection = protection
         self.lockURL = URL(fileURLWithPath: paths.lockFile, isDirectory: false)

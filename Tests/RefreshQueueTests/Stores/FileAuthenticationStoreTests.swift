@@ -281,6 +281,17 @@ struct FileAuthenticationStoreTests {
         #expect(throws: AuthenticationStoreError.invalidFileURL(directory)) { try Store(fileURL: directory) }
     }
 
+    /// A URL without the final slash that names a directory that exists is refused too: saving
+    /// would replace the directory, or fail on every save.
+    @Test func theURLOfAnExistingDirectoryIsRefusedWithoutItsFinalSlash() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        try FileManager.default.createDirectory(at: directory.file("dir"), withIntermediateDirectories: false)
+        let url = directory.file("dir")
+        #expect(!url.hasDirectoryPath)
+        #expect(throws: AuthenticationStoreError.invalidFileURL(url)) { try Store(fileURL: url) }
+    }
+
     @Test func theLockFileIsTheStoredFileWithLockAppendedInTheSameDirectory() throws {
         let directory = try StoreTestDirectory()
         defer { directory.remove() }
