@@ -126,6 +126,26 @@ struct RedirectTests {
         #expect(staying.requests.count == 2 && staying.requests.allSatisfy(carriesToken))
     }
 
+    /// A → B → B: the hop within B follows one that left the token's origin; neither carries the
+    /// token, with `data(for:using:)` and with the redirect delegate on an app's own session.
+    @Test func aHopWithinAnotherOriginAfterLeavingTheTokensOriginCarriesNoToken() async throws {
+        let other = try redirecting(status: 302) { "/landing" }
+        defer { other.stop() }
+        let api = try redirecting(status: 302) { "http://localhost:\(other.port)/start" }
+        defer { api.stop() }
+        let authentication = closure()
+        let start = URLRequest(url: api.baseURL.appendingPathComponent("start"))
+        let (data, _) = try await authentication.data(for: start, using: .shared)
+        #expect(String(decoding: data, as: UTF8.self) == "landed")
+        let session = URLSession(
+            configuration: .ephemeral, delegate: RedirectSigningDelegate(authentication), delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+        _ = try await session.data(for: try await authentication.authorize(start))
+        #expect(other.requests.map(\.path) == ["/start", "/landing", "/start", "/landing"])
+        #expect(!other.requests.contains(where: carriesToken))
+        #expect(api.requests.count == 2 && api.requests.allSatisfy(carriesToken))
+    }
+
     @Test func onlyTheAllowedOriginGetsTheTokenAndPlainHTTPElsewhereIsRefusedBeforeSending() async throws {
         let api = try LoopbackServer { _ in .answer(status: 200, headers: [:], body: Data()) }
         defer { api.stop() }

@@ -8,8 +8,9 @@ import FoundationNetworking
 /// across redirects, for apps that drive their own session instead of
 /// ``RefreshingRequestClosure/data(for:using:)``.
 ///
-/// A redirect to the same origin is signed again with the current token; one to another scheme,
-/// host or port (https to http included) goes out without the token. On Linux, URLSession would
+/// A redirect to the same origin as the task's original request is signed again with the current
+/// token; one to another scheme, host or port (https to http included) goes out without the
+/// token, and so do the hops after it, also those within the new origin. On Linux, URLSession would
 /// otherwise copy `Authorization` to any `Location`.
 ///
 /// ```swift
@@ -21,15 +22,19 @@ import FoundationNetworking
 /// }
 /// ```
 ///
-/// With a delegate of your own, call ``RefreshingRequestClosure/authorizeRedirect(_:answering:completion:)``
-/// from its redirect method instead, or set this one as the task's delegate (iOS 15, macOS 12).
+/// With a delegate of your own, call
+/// ``RefreshingRequestClosure/authorizeRedirect(_:answering:originalRequest:completion:)`` from its
+/// redirect method instead, or set this one as a data task's `delegate` (Linux; iOS 15, macOS 12).
+/// On Linux, `URLSession.data(for:delegate:)` never asks its delegate about redirects: do not rely
+/// on it there.
 public final class RedirectSigningDelegate: NSObject, URLSessionTaskDelegate, Sendable {
-    private let decide: @Sendable (URLRequest, HTTPURLResponse, @escaping @Sendable (URLRequest?) -> Void) -> Void
+    private let decide:
+        @Sendable (URLRequest, HTTPURLResponse, URLRequest?, @escaping @Sendable (URLRequest?) -> Void) -> Void
 
     /// A delegate that signs redirects with `closure`'s token.
     public init<Authentication>(_ closure: RefreshingRequestClosure<Authentication>) {
-        decide = { request, response, completion in
-            closure.authorizeRedirect(request, answering: response, completion: completion)
+        decide = { request, response, original, completion in
+            closure.authorizeRedirect(request, answering: response, originalRequest: original, completion: completion)
         }
     }
 
@@ -38,6 +43,6 @@ public final class RedirectSigningDelegate: NSObject, URLSessionTaskDelegate, Se
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        decide(request, response, completionHandler)
+        decide(request, response, task.originalRequest, completionHandler)
     }
 }

@@ -40,6 +40,8 @@ extension RefreshingRequestClosure {
     /// - Throws: A ``RefreshQueueError`` when the request could not be signed, `CancellationError`,
     ///   or the session's error (a `URLError`).
     public func data(for request: URLRequest, using session: URLSession) async throws -> (Data, URLResponse) {
+        // The token belongs to the request's own origin, whatever origins the redirects pass.
+        let tokenOrigin = Origin(request.url)
         var outgoing = try await authorize(request)
         var redirects = 0
         var retried = false
@@ -49,8 +51,10 @@ extension RefreshingRequestClosure {
             if let next = redirect(of: outgoing, answeredBy: http), Self.canResend(outgoing, to: next) {
                 redirects += 1
                 guard redirects <= Self.maximumRedirects else { throw URLError(.httpTooManyRedirects) }
-                // Same origin: signed again with the token held now; another origin: no token.
-                outgoing = Origin(next.url) == Origin(outgoing.url) ? try await authorize(next) : next
+                // Same origin as this hop and as the request: signed again with the token held now;
+                // any other (A → B → B included): no token.
+                let origin = Origin(next.url)
+                outgoing = origin == Origin(outgoing.url) && origin == tokenOrigin ? try await authorize(next) : next
                 continue
             }
             guard http.statusCode == 401, !retried, carriesToken(outgoing), outgoing.httpBodyStream == nil else {
@@ -73,9 +77,24 @@ extension RefreshingRequestClosure {
         _ newRequest: URLRequest, answering response: HTTPURLResponse,
         completion: @escaping @Sendable (URLRequest?) -> Void
     ) {
+        authorizeRedirect(newRequest, answering: response, originalRequest: nil, completion: completion)
+    }
+
+    /// Signs `newRequest`, the next hop of a redirect answered by `response`, only if it stays
+    /// within both `response`'s origin and the origin of `originalRequest`, the request the task
+    /// started with (`task.originalRequest`); otherwise takes every token header off it.
+    ///
+    /// The form to call from a redirect method: with the original request, a chain that leaves
+    /// the token's origin and then redirects within the new one (A → B → B) does not take the
+    /// token to B on its second hop. ``RedirectSigningDelegate`` calls it.
+    public func authorizeRedirect(
+        _ newRequest: URLRequest, answering response: HTTPURLResponse, originalRequest: URLRequest?,
+        completion: @escaping @Sendable (URLRequest?) -> Void
+    ) {
         let completion = delivering(completion)
         let bare = withoutToken(newRequest)
-        guard Origin(newRequest.url) == Origin(response.url) else {
+        let origin = Origin(newRequest.url)
+        guard origin == Origin(response.url), originalRequest.map({ Origin($0.url) == origin }) ?? true else {
             completion(bare)
             return
         }

@@ -43,11 +43,11 @@ enum URLSessionSnippets {
     }
 
     @available(iOS 15, macOS 12, tvOS 15, watchOS 8, *)
-    static func taskDelegate(
-        _ authentication: RefreshingRequestClosure<MyAuthentication>, signed: URLRequest
-    ) async throws {
-        let delegate = RedirectSigningDelegate(authentication)
-        let (data, response) = try await URLSession.shared.data(for: signed, delegate: delegate)
-        handle(data, response)
+    static func taskDelegate(_ authentication: RefreshingRequestClosure<MyAuthentication>, signed: URLRequest) {
+        let task = URLSession.shared.dataTask(with: signed) { data, response, error in
+            // …
+        }
+        task.delegate = RedirectSigningDelegate(authentication)
+        task.resume()
     }
 }

@@ -162,10 +162,11 @@ struct FileAuthenticationStoreTests {
         let directory = try StoreTestDirectory()
         defer { directory.remove() }
         let log = StoreEventLog()
-        // A directory where the file should be: opening works, reading fails with EISDIR.
+        // A directory where the file should be, made after the store (which refuses one made
+        // before): opening works, reading fails with EISDIR.
         let url = directory.file("auth.json")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
         let store = try Store(fileURL: url, onEvent: log.handler)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
 
         #expect(store.load() == nil)
         #expect(log.events == [.unreadableFile(url, errno: EISDIR)])
