@@ -14,11 +14,17 @@ public struct OAuth2Token: Sendable, Equatable {
     public var refreshToken: String?
     /// The scope the server granted, when it said.
     public var scope: String?
-    /// When the token response was received.
-    public var issuedAt: Date
+    /// When the token response was received; kept to about a microsecond, so that a token read
+    /// back from a store is `==` to the one saved.
+    public var issuedAt: Date {
+        didSet { issuedAt = issuedAt.exactlyStorable }
+    }
     /// When the access token expires: `issuedAt + expires_in`, or `nil` when the server did not
-    /// say. A token without an expiry is refreshed only after the server rejects it (a 401).
-    public var expiresAt: Date?
+    /// say. A token without an expiry is refreshed only after the server rejects it (a 401). Kept
+    /// to about a microsecond, like ``issuedAt``.
+    public var expiresAt: Date? {
+        didSet { expiresAt = expiresAt?.exactlyStorable }
+    }
 
     /// Creates a token.
     ///
@@ -41,8 +47,8 @@ public struct OAuth2Token: Sendable, Equatable {
         self.tokenType = tokenType
         self.refreshToken = refreshToken
         self.scope = scope
-        self.issuedAt = issuedAt
-        self.expiresAt = expiresIn.map { issuedAt.addingTimeInterval($0) }
+        self.issuedAt = issuedAt.exactlyStorable
+        self.expiresAt = expiresIn.map { issuedAt.addingTimeInterval($0).exactlyStorable }
     }
 
     /// Whether the token type is `Bearer`, in any letter case (RFC 6749 §5.1).
@@ -83,6 +89,17 @@ extension OAuth2Token: Codable {
         case scope
         case issuedAt = "issued_at"
         case expiresAt = "expires_at"
+    }
+
+    /// Decodes a token; its dates are kept to about a microsecond, like those of a new token.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        accessToken = try container.decode(String.self, forKey: .accessToken)
+        tokenType = try container.decode(String.self, forKey: .tokenType)
+        refreshToken = try container.decodeIfPresent(String.self, forKey: .refreshToken)
+        scope = try container.decodeIfPresent(String.self, forKey: .scope)
+        issuedAt = try container.decode(Date.self, forKey: .issuedAt).exactlyStorable
+        expiresAt = try container.decodeIfPresent(Date.self, forKey: .expiresAt)?.exactlyStorable
     }
 }
 

@@ -282,6 +282,22 @@ struct FileAuthenticationStoreTests {
         #expect(throws: AuthenticationStoreError.invalidFileURL(directory)) { try Store(fileURL: directory) }
     }
 
+    /// A token made now (its dates are whatever the clock says) reads back `==` to the one saved:
+    /// its dates survive being written as seconds since 1970. Before, about half did not.
+    @Test func anOAuth2TokenMadeNowReadsBackEqual() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let store = try FileAuthenticationStore<OAuth2Token>(fileURL: directory.file("token.json"))
+        var different = 0
+        for index in 0..<200 {
+            var token = OAuth2Token(accessToken: "access-\(index)", refreshToken: "refresh", expiresIn: 3600)
+            if index.isMultiple(of: 2) { token.issuedAt = Date(timeIntervalSinceNow: Double(index) / 7) }
+            try store.save(token)
+            if store.load() != token { different += 1 }
+        }
+        #expect(different == 0, "\(different) of 200 tokens read back different")
+    }
+
     /// A URL without the final slash that names a directory that exists is refused too: saving
     /// would replace the directory, or fail on every save.
     @Test func theURLOfAnExistingDirectoryIsRefusedWithoutItsFinalSlash() throws {
