@@ -25,8 +25,8 @@ import FoundationNetworking
 /// With a delegate of your own, call
 /// ``RefreshingRequestClosure/authorizeRedirect(_:answering:originalRequest:completion:)`` from its
 /// redirect method instead, or set this one as a data task's `delegate` (Linux; iOS 15, macOS 12).
-/// On Linux, `URLSession.data(for:delegate:)` never asks its delegate about redirects: do not rely
-/// on it there.
+/// On Linux, the async data call that takes a task delegate never asks that delegate about
+/// redirects: do not rely on it there.
 public final class RedirectSigningDelegate: NSObject, URLSessionTaskDelegate, Sendable {
     private let decide:
         @Sendable (URLRequest, HTTPURLResponse, URLRequest?, @escaping @Sendable (URLRequest?) -> Void) -> Void
