@@ -398,6 +398,32 @@ struct AdoptAndRefreshIfNeededTests {
         #expect(late == 0, "\(late) of 100 requests sent right after refreshIfNeeded were not signed at once")
     }
 
+    /// Waiting beside the line for a refresh ahead that hangs, `refreshIfNeeded` still ends by
+    /// `refreshTimeout`, once, with `refreshTimedOut`; a cancelled one ends at once, once.
+    @Test func refreshIfNeededBesideTheLineEndsByTheTimeoutOrWhenCancelled() async throws {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("ageing", recommended: true))
+        let closure = Closure.make(service, refreshTimeout: 0.3)
+        closure.adopt(service.authentication("ageing", recommended: true))
+        let done = Completions<Result<Void, any Error>>()
+        closure.refreshIfNeeded { done.record(0, $0) }
+        let cancelled = closure.refreshIfNeeded { done.record(1, $0) }
+        cancelled.cancel()
+        #expect(closure.signsAtOnce(with: "Bearer ageing"))
+        await done.wait(for: 2)
+        guard case .failure(RefreshQueueError.refreshTimedOut) = done.results[0] else {
+            Issue.record("expected refreshTimedOut, got \(String(describing: done.results[0]))")
+            return
+        }
+        guard case .failure(RefreshQueueError.cancelled) = done.results[1] else {
+            Issue.record("expected cancelled, got \(String(describing: done.results[1]))")
+            return
+        }
+        #expect(done.duplicates.isEmpty)
+        #expect(service.refreshCount == 1)
+        service.completePending()
+    }
+
     @Test func refreshIfNeededWithoutALoginFailsWithNotAuthenticated() async {
         let closure = Closure.make(TokenService(), missingAuthentication: .sendUnsigned)
         await #expect {

@@ -73,6 +73,11 @@ extension RefreshingRequestClosure {
     /// On Linux, URLSession copies every header of the original request onto the redirected one,
     /// `Authorization` included, whatever host it goes to. `completion` receives `nil` (do not
     /// follow) when the redirect should be signed but cannot be (the refresh failed, say).
+    ///
+    /// This form sees one hop only: in a chain that left the token's origin and then redirects
+    /// within the new one (A → B → B), it signs the hop to B. Prefer
+    /// ``authorizeRedirect(_:answering:originalRequest:completion:)`` with the task's
+    /// `originalRequest`, which does not.
     public func authorizeRedirect(
         _ newRequest: URLRequest, answering response: HTTPURLResponse,
         completion: @escaping @Sendable (URLRequest?) -> Void
