@@ -155,13 +155,26 @@ extension RefreshingRequestClosure {
         }
     }
 
+    /// Delivers `answers`, then every group the machine handed out meanwhile, one group at a
+    /// time: completions run in arrival order and never two at once, whichever threads answer
+    /// (the pump, a timer, a refresh that ended). Returns whether the pump stopped with the first
+    /// group (`byPump`: the pump handed it out).
+    private func answer(_ answers: Machine.Answers, byPump: Bool) -> Bool {
+        let stopped = deliver(answers, byPump: byPump)
+        while let next = machine.withLock({ $0.delivered() }) {
+            deliver(next, byPump: false)
+        }
+        return stopped
+    }
+
     /// Completes `answers`, in order, and tells the machine once every answer is made and all but
     /// the last are delivered, just before the last: a request that the last completion's code
     /// sends at once (an awaiting task resumed, a callback that sends the next request) then finds
     /// nothing waiting and nothing being answered, and is signed at once. None can be signed past
     /// a waiter: each is signed before the machine hears of it. Returns whether the pump stopped
-    /// there (`byPump`: the pump handed the answers out).
-    private func answer(_ answers: Machine.Answers, byPump: Bool) -> Bool {
+    /// there.
+    @discardableResult
+    private func deliver(_ answers: Machine.Answers, byPump: Bool) -> Bool {
         let waiters = answers.waiters
         let result = answering(answers.outcome)
         let last = waiters.count - 1
@@ -213,13 +226,14 @@ extension RefreshingRequestClosure {
         let lease = Locked<RefreshingRequestClosure?>(self)
         let attempt = start.attempt
         let budget = RefreshBudget(abandonAfter: abandonAfter)
-        DispatchQueue.global().asyncAfter(deadline: .after(seconds: abandonAfter)) {
+        timerQueue.asyncAfter(deadline: .after(seconds: abandonAfter)) {
             let closure = lease.withLock { lease in
                 defer { lease = nil }
                 return lease
             }
             closure?.abandonLimitReached(attempt)
         }
+        let timerQueue = self.timerQueue
         DispatchQueue.global().async {
             self.refresh(authentication, budget).observe { [weak self] result in
                 let closure = self
@@ -234,7 +248,7 @@ extension RefreshingRequestClosure {
                 // An abandoned future reports on the thread that dropped it, perhaps inside that
                 // code's own lock: leave it at once, and end the refresh (events, answers) elsewhere.
                 if case .failure(let error) = result, (error as? FutureError) == .abandoned {
-                    DispatchQueue.global().async(execute: end)
+                    timerQueue.async(execute: end)
                 } else {
                     end()
                 }
@@ -275,7 +289,7 @@ extension RefreshingRequestClosure {
     // MARK: - Timers
 
     private func armWaitTimer(at deadline: TimeInterval) {
-        DispatchQueue.global().asyncAfter(deadline: .after(seconds: deadline - now())) { [weak self] in
+        timerQueue.asyncAfter(deadline: .after(seconds: deadline - now())) { [weak self] in
             guard let self else { return }
             let now = self.now()
             self.perform(self.update { $0.timerFired(deadline: deadline, now: now) })

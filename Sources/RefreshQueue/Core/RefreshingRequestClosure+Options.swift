@@ -73,8 +73,9 @@ extension RefreshingRequestClosure {
         /// request closure's `done`, also when a request is signed at once.
         ///
         /// Default `nil`: a request signed without waiting completes on the caller's thread
-        /// before the call returns, and one that waited completes on the closure's queue or on
-        /// the thread that noticed its timeout. Set it (to `.main`, or Moya's `callbackQueue`)
+        /// before the call returns, and one that waited completes on a thread of the closure's
+        /// (its queue, its timer queue, or the thread where the refresh ended), one at a time and
+        /// in arrival order. Set it (to `.main`, or Moya's `callbackQueue`)
         /// when the code that receives failures expects one queue. A serial queue keeps the
         /// order in which waiting requests complete. `async` methods do not use it.
         public var completionQueue: DispatchQueue?

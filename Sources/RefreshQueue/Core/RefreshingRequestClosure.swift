@@ -64,6 +64,10 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     let onEvent: (@Sendable (RefreshEvent) -> Void)?
     let now: @Sendable () -> TimeInterval
     let queue: DispatchQueue
+    /// Where wait timers, the abandon limit and an abandoned refresh's end run: a serial queue
+    /// of the closure's own, so that they never wait for a thread of the global pool, which a
+    /// `refresh()` that blocks (or any other code) may have taken.
+    let timerQueue: DispatchQueue
     let machine: Locked<RefreshStateMachine>
 
     /// Creates a closure that loads the authentication with `find` when it holds none and
@@ -114,6 +118,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         self.onEvent = options.onEvent
         self.now = options.clock
         self.queue = DispatchQueue(label: "RefreshQueue.RefreshingRequestClosure")
+        self.timerQueue = DispatchQueue(label: "RefreshQueue.RefreshingRequestClosure.timers")
         self.machine = Locked(
             RefreshStateMachine(
                 configuration: .init(

@@ -52,7 +52,7 @@ final class TokenTransport: Sendable {
                 let task = session.dataTask(with: request)
                 delegate.register(task, limit: limit, continuation: continuation)
                 let delegate = self.delegate
-                DispatchQueue.global().asyncAfter(deadline: deadline) { [weak task] in
+                DispatchQueue.refreshQueueDeadlines.asyncAfter(deadline: deadline) { [weak task] in
                     guard let task else { return }
                     delegate.stop(task, because: .timedOut)
                 }

@@ -47,7 +47,7 @@ extension URLSession {
                 }
                 if let deadline, let watch {
                     watch.withLock { $0 = .running(task) }
-                    DispatchQueue.global().asyncAfter(deadline: deadline) {
+                    DispatchQueue.refreshQueueDeadlines.asyncAfter(deadline: deadline) {
                         let expired: URLSessionDataTask? = watch.withLock { watch in
                             guard case .running(let task) = watch else { return nil }
                             watch = .timedOut

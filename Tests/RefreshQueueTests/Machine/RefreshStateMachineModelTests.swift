@@ -88,6 +88,24 @@ private struct ModelWorld {
         var cancelled = false
     }
 
+    /// A group of answers on its way to its completions.
+    struct Delivery {
+        let tickets: [UInt64]
+        /// Delivered by the pump, which takes no other step meanwhile.
+        let onPump: Bool
+        /// The group the pump handed out itself: the one that may stop it.
+        let firstOfPump: Bool
+        /// The machine has been told (`answered`), just before the last completion.
+        var told: Bool
+    }
+
+    /// Answers handed out and not yet reported answered: the group being delivered until the
+    /// machine is told, and the deferred ones.
+    var outstandingAnswers: Int {
+        let current = delivery.map { $0.told ? 0 : $0.tickets.count } ?? 0
+        return current + deferredGroups.reduce(0) { $0 + $1.count }
+    }
+
     struct RunningRefresh {
         let attempt: UInt64
         let credential: HeldCredential
@@ -108,12 +126,16 @@ private struct ModelWorld {
     var pumpScheduled = false
     var pumpRunning = false
     var pumpAwaiting: Machine.PumpStep?
-    /// Answers the pump handed out and delivers before its next step, as the driver does.
-    var pumpDelivering: Int?
+    /// The group of answers being delivered, by the pump (before its next step, as the driver
+    /// does) or by another thread; groups handed out meanwhile wait in the machine, in order.
+    var delivery: Delivery?
+    /// The tickets of the groups the machine deferred, in the order it deferred them.
+    var deferredGroups: [[UInt64]] = []
+    /// The pump was told to stop with the group it delivers: it ends when the delivery does.
+    var pumpStops = false
     var refreshes: [RunningRefresh] = []
     var waitTimers: [Double] = []
     var abandonTimers: [(attempt: UInt64, at: Double)] = []
-    var undelivered: [Int] = []
 
     // What the invariants check.
     var requests: [UInt64: Request] = [:]
@@ -175,9 +197,9 @@ private struct ModelWorld {
     /// Ends everything outstanding, so that every request must end answered.
     private mutating func drain() {
         for _ in 0..<10_000 {
-            if pumpAwaiting != nil || pumpDelivering != nil || (pumpScheduled && (suspended == 0 || pumpRunning)) {
+            if pumpAwaiting != nil || delivery?.onPump == true || (pumpScheduled && (suspended == 0 || pumpRunning)) {
                 runPump()
-            } else if !undelivered.isEmpty {
+            } else if delivery != nil {
                 deliverAnswers()
             } else if refreshes.contains(where: { !$0.abandoned }) || !refreshes.isEmpty {
                 finishRefresh()
@@ -269,16 +291,8 @@ private struct ModelWorld {
     }
 
     private mutating func runPump() {
-        if let count = pumpDelivering {
-            // Told just before the last answer is delivered; the pump may stop there.
-            pumpDelivering = nil
-            if machine.answered(count, byPump: true) {
-                pumpRunning = false
-                pumpScheduled = false
-                note("pump: answers delivered, stopped")
-            } else {
-                note("pump: answers delivered")
-            }
+        if delivery?.onPump == true {
+            advanceDelivery()
             return
         }
         if let awaiting = pumpAwaiting {
@@ -386,9 +400,46 @@ private struct ModelWorld {
     }
 
     private mutating func deliverAnswers() {
-        guard !undelivered.isEmpty else { return }
-        machine.answered(undelivered.removeFirst())
-        note("answers delivered")
+        guard delivery?.onPump == false else { return }
+        advanceDelivery()
+    }
+
+    /// One step of the delivery, as the driver makes it: the machine is told just before the
+    /// group's last completion (the pump may stop there), then asked for the next group once that
+    /// completion has run.
+    private mutating func advanceDelivery() {
+        guard var current = delivery else { return }
+        let who = current.onPump ? "pump" : "deliverer"
+        if !current.told {
+            current.told = true
+            delivery = current
+            if machine.answered(current.tickets.count, byPump: current.firstOfPump) {
+                pumpScheduled = false
+                pumpStops = true
+                note("\(who): answers made, the pump stops with them")
+            } else {
+                note("\(who): answers made")
+            }
+            return
+        }
+        guard let next = machine.delivered() else {
+            if !deferredGroups.isEmpty { failure = "delivery ended with groups still deferred" }
+            delivery = nil
+            if current.onPump, pumpStops {
+                pumpStops = false
+                pumpRunning = false
+            }
+            note("\(who): delivery ended")
+            return
+        }
+        let tickets = next.waiters.map(\.ticket)
+        guard deferredGroups.first == tickets else {
+            failure = "delivered \(tickets) next, but \(deferredGroups.first ?? []) was deferred first"
+            return
+        }
+        deferredGroups.removeFirst()
+        delivery = Delivery(tickets: tickets, onPump: current.onPump, firstOfPump: false, told: false)
+        note("\(who): delivers the deferred \(tickets)")
     }
 
     // MARK: - Performing actions, as the driver does
@@ -405,7 +456,18 @@ private struct ModelWorld {
             if pumpScheduled { failure = "a second pump was scheduled after \(label)" }
             pumpScheduled = true
         }
-        if let answers = actions.answers { record(answers, label, byPump: byPump) }
+        if let answers = actions.answers {
+            if delivery != nil { failure = "answers handed out while another group is being delivered (\(label))" }
+            record(answers, label)
+            delivery = Delivery(
+                tickets: answers.waiters.map(\.ticket), onPump: byPump, firstOfPump: byPump, told: false)
+        }
+        if machine.deferredAnswers.count > deferredGroups.count {
+            let group = machine.deferredAnswers[deferredGroups.count]
+            if delivery == nil { failure = "answers deferred while no group is being delivered (\(label))" }
+            record(group, label + ", deferred")
+            deferredGroups.append(group.waiters.map(\.ticket))
+        }
         if let start = actions.refresh {
             let running = refreshes.filter { !$0.abandoned }
             if !running.isEmpty {
@@ -421,7 +483,7 @@ private struct ModelWorld {
         if let deadline = actions.waitTimer { waitTimers.append(deadline) }
     }
 
-    private mutating func record(_ answers: Machine.Answers, _ label: String, byPump: Bool) {
+    private mutating func record(_ answers: Machine.Answers, _ label: String) {
         let held = machine.snapshot.credential
         for waiter in answers.waiters {
             guard var request = requests[waiter.ticket] else {
@@ -453,11 +515,6 @@ private struct ModelWorld {
         if case .sign(let credential) = answers.outcome, credential !== held {
             failure = "signed with \(name(credential)) while \(held.map(name) ?? "nothing") was held (\(label))"
         }
-        if byPump {
-            pumpDelivering = answers.waiters.count
-        } else {
-            undelivered.append(answers.waiters.count)
-        }
         note("  answered \(answers.waiters.map(\.ticket)) with \(answers.outcome)")
     }
 
@@ -477,9 +534,12 @@ private struct ModelWorld {
             failure = "requests wait in a moving line with no pump to move it"
         } else if snapshot.pumpPending != pumpScheduled {
             failure = "the machine's pump (\(snapshot.pumpPending)) and the driver's (\(pumpScheduled)) disagree"
-        } else if snapshot.unanswered != undelivered.reduce(0, +) + (pumpDelivering ?? 0) {
-            let outstanding = undelivered.reduce(0, +) + (pumpDelivering ?? 0)
-            failure = "\(snapshot.unanswered) answers outstanding, the driver has \(outstanding)"
+        } else if snapshot.unanswered != outstandingAnswers {
+            failure = "\(snapshot.unanswered) answers outstanding, the driver has \(outstandingAnswers)"
+        } else if snapshot.delivering != (delivery != nil) {
+            failure = "the machine believes a group is \(snapshot.delivering ? "" : "not ")being delivered"
+        } else if snapshot.deferred != deferredGroups.joined().count {
+            failure = "the machine defers \(snapshot.deferred) answers, the driver \(deferredGroups.joined().count)"
         } else if let deadline = snapshot.earliestWaitDeadline, !waitTimers.contains(where: { $0 <= deadline + 1e-9 }) {
             failure = "a waiter must be answered by \(deadline) but no timer is armed by then"
         } else if refreshes.filter({ !$0.abandoned }).count > 1 {

@@ -113,6 +113,18 @@ extension RefreshStateMachine {
         return true
     }
 
+    /// The group being delivered has been delivered, its last completion included: the next
+    /// group handed out meanwhile, for the same deliverer, or `nil` when none is left. Delivering
+    /// one group at a time keeps completions in arrival order and never runs two at once, whoever
+    /// answers: the pump, a timer, a refresh that ended.
+    mutating func delivered() -> Answers? {
+        guard !deferredAnswers.isEmpty else {
+            delivering = false
+            return nil
+        }
+        return deferredAnswers.removeFirst()
+    }
+
     // MARK: - The pump
 
     /// The pump's next step, on the serial queue.

@@ -112,12 +112,20 @@ extension RefreshStateMachine {
         actions.schedulePump = true
     }
 
-    /// Hands `waiters` to the driver; one event answers at most one group.
+    /// Hands `waiters` to the driver; one event answers at most one group. Groups are delivered
+    /// one at a time, in the order they were handed out: while one is being delivered, the next
+    /// waits here for its deliverer (see ``delivered()``).
     mutating func answer(_ waiters: [Waiter], _ outcome: Outcome, into actions: inout Actions) {
         guard !waiters.isEmpty else { return }
         assert(actions.answers == nil, "one event answers one group of waiters")
         unanswered += waiters.count
-        actions.answers = Answers(waiters: waiters, outcome: outcome)
+        let group = Answers(waiters: waiters, outcome: outcome)
+        if delivering {
+            deferredAnswers.append(group)
+        } else {
+            delivering = true
+            actions.answers = group
+        }
     }
 
     /// Arms a wait timer for the earliest deadline still to come, unless one is armed for it.

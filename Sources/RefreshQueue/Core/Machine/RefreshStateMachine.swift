@@ -22,7 +22,8 @@ import Foundation
 ///   waits, not to the refresh: waiters fail after `refreshTimeout`, the refresh runs on, later
 ///   requests join it. Only at `abandonAfter` is it forgotten and may a new one start.
 /// - The line is answered strictly in arrival order; while anyone waits in it, nobody is signed
-///   past it.
+///   past it. Answers are delivered one group at a time, in the order they were handed out,
+///   whichever thread hands them out (``delivered()``).
 /// - The queue is suspended exactly while the line is held by a refresh.
 /// - A refresh's result is adopted only in the epoch it started in (``invalidate(now:)`` and
 ///   ``adopt(_:now:)`` start a new one) and only if no later attempt's result was adopted; a
@@ -66,6 +67,10 @@ struct RefreshStateMachine: Sendable {
     var pumpPending = false
     /// Waiters handed out for answering and not yet reported answered.
     var unanswered = 0
+    /// A group of answers is being delivered; groups handed out meanwhile wait in
+    /// `deferredAnswers`, in order, for the same deliverer.
+    var delivering = false
+    var deferredAnswers: [Answers] = []
     /// The earliest wait timer armed and not yet fired.
     var timerDeadline: TimeInterval?
     /// Refreshes counted against the refresh window.
@@ -184,6 +189,10 @@ extension RefreshStateMachine {
         let isMoving: Bool
         let pumpPending: Bool
         let unanswered: Int
+        /// Whether a group of answers is being delivered, and the waiters of the groups waiting
+        /// for its deliverer.
+        let delivering: Bool
+        let deferred: Int
         /// The running refresh: its attempt and the generation it refreshes.
         let refreshAttempt: UInt64?
         let refreshGeneration: UInt64?
@@ -197,7 +206,8 @@ extension RefreshStateMachine {
         return Snapshot(
             credential: credential?.value, generation: credential?.generation, waiting: line.count,
             probes: probes.count, isHeld: linePhase == .held, isMoving: linePhase == .moving,
-            pumpPending: pumpPending, unanswered: unanswered, refreshAttempt: refresh?.id,
+            pumpPending: pumpPending, unanswered: unanswered, delivering: delivering,
+            deferred: deferredAnswers.reduce(0) { $0 + $1.waiters.count }, refreshAttempt: refresh?.id,
             refreshGeneration: refresh?.generation,
             earliestWaitDeadline: earliestWaitDeadline, armedWaitTimer: timerDeadline)
     }

@@ -1,0 +1,141 @@
+import Dispatch
+import Foundation
+import RefreshQueue
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Waiting requests complete in arrival order, one at a time, whoever answers them: the pump, a
+/// wait timer, a refresh that ended. And the timers keep `refreshTimeout` however busy the
+/// global thread pool is.
+@Suite("Delivery order and timers", .serialized, .timeLimit(.minutes(2)))
+struct DeliveryOrderTests {
+    /// Requests that time out in many batches, each batch answered by its own timer: before the
+    /// fix, two timers' batches overlapped (hundreds of requests out of order, two or three
+    /// completion handlers running at once).
+    @Test func requestsTimingOutInBatchesCompleteInArrivalOrderOneAtATime() async {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("old", stale: true))
+        let closure = Closure.make(service, refreshTimeout: 0.3)
+        let completions = Completions<Result<URLRequest, any Error>>()
+        let running = Protected((now: 0, most: 0))
+        let count = 2_000
+        sendSpreadOut(count) { index in
+            closure.authorize(makeRequest()) { result in
+                running.withLock { state in
+                    state.now += 1
+                    state.most = max(state.most, state.now)
+                }
+                // A little work, so that overlapping deliveries would show.
+                blackHoleWork()
+                completions.record(index, result)
+                running.withLock { $0.now -= 1 }
+            }
+        }
+        await completions.wait(for: count)
+        #expect(inversions(in: completions.order) == 0)
+        #expect(running.withLock { $0.most } == 1, "completion handlers of waiting requests ran at the same time")
+        #expect(completions.results.values.allSatisfy { $0.refreshQueueError == .refreshTimedOut })
+        #expect(service.refreshCount == 1)
+        service.completePending()
+    }
+
+    /// README: with a serial completion queue, completion handlers run on it "in order".
+    @Test func requestsTimingOutInBatchesKeepTheirOrderOnASerialCompletionQueue() async {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("old", stale: true))
+        let closure = Closure(
+            options: .init(refreshTimeout: 0.3, completionQueue: DispatchQueue(label: "completions")),
+            find: service.find)
+        let completions = Completions<Result<URLRequest, any Error>>()
+        let count = 2_000
+        sendSpreadOut(count) { index in
+            closure.authorize(makeRequest()) { completions.record(index, $0) }
+        }
+        await completions.wait(for: count)
+        #expect(inversions(in: completions.order) == 0)
+        service.completePending()
+    }
+
+    /// Timeouts racing the refresh's end: the requests it signs come after those that timed out
+    /// before them, never among them.
+    @Test(arguments: 0..<5)
+    func timeoutsRacingTheRefreshsEndKeepArrivalOrder(round: Int) async {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("old", stale: true))
+        let closure = Closure.make(service, refreshTimeout: 0.2)
+        let completions = Completions<Result<URLRequest, any Error>>()
+        let count = 400
+        let sender = Thread {
+            sendSpreadOut(count, pauseEvery: 20) { index in
+                closure.authorize(makeRequest()) { completions.record(index, $0) }
+            }
+        }
+        sender.start()
+        await service.started.wait(for: 1)
+        await completions.wait(for: 1)
+        service.completePending()
+        await completions.wait(for: count)
+        #expect(inversions(in: completions.order) == 0)
+        #expect(completions.duplicates.isEmpty)
+    }
+
+    /// README: "a refresh that blocks … cannot stall it: at worst its waiters time out". Before
+    /// the fix the wait timers ran on the global pool: with every one of its threads taken by a
+    /// blocking `refresh()`, they fired about 0.8 s late, or later.
+    @Test func waitTimersFireOnTimeWhileBlockingRefreshesTakeEveryThreadOfTheGlobalPool() async {
+        let threads = 2 * ProcessInfo.processInfo.activeProcessorCount + 2
+        let release = DispatchSemaphore(value: 0)
+        let blocked = Completions<Void>()
+        let waits = Completions<TimeInterval>()
+        var closures: [Closure] = []
+        for closureIndex in 0..<threads {
+            let service = TokenService(
+                behavior: .custom { _ in
+                    // The blocking code a user might write: the thread is gone until released.
+                    blocked.record(closureIndex, ())
+                    release.wait()
+                    return Future(error: ExampleError(code: 1))
+                })
+            service.store(service.authentication("old-\(closureIndex)", stale: true))
+            let closure = Closure.make(service, refreshTimeout: 0.3)
+            closures.append(closure)
+            for request in 0..<10 {
+                let sent = ProcessInfo.processInfo.systemUptime
+                closure.authorize(makeRequest()) { _ in
+                    waits.record(closureIndex * 10 + request, ProcessInfo.processInfo.systemUptime - sent)
+                }
+            }
+        }
+        await waits.wait(for: threads * 10)
+        let longest = waits.results.values.max() ?? 0
+        // 0.3 s promised; the rest is slack for a loaded machine, well short of the delay before.
+        #expect(longest < 0.75, "a request waited \(longest) s with refreshTimeout 0.3")
+        for _ in 0..<threads { release.signal() }
+        withExtendedLifetime(closures) {}
+    }
+}
+
+/// Sends `count` requests from the calling thread in arrival order `0..<count`, pausing briefly
+/// every `pauseEvery` requests so that their deadlines fall into many timer batches.
+private func sendSpreadOut(_ count: Int, pauseEvery: Int = 100, _ send: (Int) -> Void) {
+    for index in 0..<count {
+        send(index)
+        if index % pauseEvery == pauseEvery - 1 { Thread.sleep(forTimeInterval: 0.002) }
+    }
+}
+
+/// How many neighbours in `order` are out of order.
+private func inversions(in order: [Int]) -> Int {
+    zip(order, order.dropFirst()).filter { $0 > $1 }.count
+}
+
+/// A few microseconds of work that the optimizer keeps.
+private func blackHoleWork() {
+    var sum = 0.0
+    for _ in 0..<200 { sum += ProcessInfo.processInfo.systemUptime }
+    precondition(sum.isFinite)
+}
