@@ -53,8 +53,11 @@ struct Burst {
     {
         let session = URLSession.walkthrough(concurrency: min(requests, Burst.concurrency))
         defer { session.invalidateAndCancel() }
+        let tokenSession = URLSession.tokenRequests()
+        defer { tokenSession.invalidateAndCancel() }
         do {
-            let client = TokenEndpointClient.example(baseURL: worker.baseURL, session: session, public: publicClient)
+            let client = TokenEndpointClient.example(
+                baseURL: worker.baseURL, session: tokenSession, public: publicClient)
             let tally = Tally()
             let closure: RefreshingRequestClosure<OAuth2Authentication>
             switch worker.token {
@@ -77,36 +80,58 @@ struct Burst {
         }
     }
 
+    /// A Moya-shaped provider. After a 401 (a token that expired in flight), the app tells the
+    /// closure which token was rejected, then requests the target once more: the request closure
+    /// signs it with the token that replaced it.
     private func viaProvider(_ provider: Provider, tally: Tally) async {
+        let closure = self.closure
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            provider.request(.me) { result in
+            let record: @Sendable (Result<ProviderResponse, ProviderError>) -> Void = { result in
                 switch result {
+                case .success(let answer): tally.record(status: answer.statusCode)
+                case .failure(let error): tally.record(error: error)
+                }
+                done.resume()
+            }
+            provider.request(.me) { result in
+                guard case .success(let answer) = result, answer.statusCode == 401 else { return record(result) }
+                closure.reauthorize(answer.request, response: answer.response) { renewed in
+                    switch renewed {
+                    case .success: provider.request(.me, completion: record)
+                    case .failure(let error): record(.failure(.underlying(error)))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Code that predates async/await: a completion handler, then a data task; after a 401, the
+    /// request as it was sent goes to `reauthorize` and what it returns is sent once more.
+    private func viaCallbacks(tally: Tally) async {
+        let session = self.session
+        let closure = self.closure
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let record: @Sendable (Result<Int, any Error>) -> Void = { outcome in
+                switch outcome {
                 case .success(let status): tally.record(status: status)
                 case .failure(let error): tally.record(error: error)
                 }
                 done.resume()
             }
-        }
-    }
-
-    /// Code that predates async/await: a completion handler, then a data task.
-    private func viaCallbacks(tally: Tally) async {
-        let session = self.session
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             closure.authorize(URLRequest(url: baseURL.appendingPathComponent("v1/me"))) { result in
                 switch result {
                 case .failure(let error):
-                    tally.record(error: error)
-                    done.resume()
+                    record(.failure(error))
                 case .success(let signed):
-                    session.dataTask(with: signed) { _, response, error in
-                        if let error {
-                            tally.record(error: error)
-                        } else {
-                            tally.record(status: (response as? HTTPURLResponse)?.statusCode ?? 0)
+                    session.send(signed) { outcome in
+                        guard case .success((401, let response)) = outcome else { return record(outcome.map(\.status)) }
+                        closure.reauthorize(signed, response: response) { retry in
+                            switch retry {
+                            case .success(let again): session.send(again) { record($0.map(\.status)) }
+                            case .failure(let error): record(.failure(error))
+                            }
                         }
-                        done.resume()
-                    }.resume()
+                    }
                 }
             }
         }
@@ -171,9 +196,32 @@ extension URLSession {
         configuration.timeoutIntervalForRequest = 15
         return URLSession(configuration: configuration, delegate: WalkthroughSessionDelegate(), delegateQueue: nil)
     }
+
+    /// A session of its own for the token endpoint: with the API's, a refresh would queue behind
+    /// every request already waiting for one of its connections (the stub serves both on one
+    /// host), and with short-lived tokens the current one could expire before the refresh ahead
+    /// ends.
+    static func tokenRequests() -> URLSession {
+        walkthrough(concurrency: 2)
+    }
 }
 
 extension URLSession {
+    /// Sends `request` with a data task; `completion` gets the status and the response.
+    func send(
+        _ request: URLRequest,
+        completion: @escaping @Sendable (Result<(status: Int, response: HTTPURLResponse?), any Error>) -> Void
+    ) {
+        dataTask(with: request) { _, response, error in
+            if let error {
+                completion(.failure(error))
+            } else {
+                let http = response as? HTTPURLResponse
+                completion(.success((http?.statusCode ?? 0, http)))
+            }
+        }.resume()
+    }
+
     /// A data task, awaited: `data(for:)` itself needs iOS 15 / macOS 12, newer than the package.
     func response(to request: URLRequest) async throws -> (Data, URLResponse) {
         try await withCheckedThrowingContinuation { continuation in

@@ -48,6 +48,14 @@ enum ProviderError: Error, CustomStringConvertible {
     }
 }
 
+/// What came back for a target, like Moya's `Response`: the status, and the request as it was
+/// sent (signed) with the response, which a 401 retry hands to `reauthorize`.
+struct ProviderResponse: Sendable {
+    let statusCode: Int
+    let request: URLRequest
+    let response: HTTPURLResponse?
+}
+
 /// A provider that sends `SpotifyAPI` targets with `URLSession`.
 struct Provider: Sendable {
     typealias RequestResultClosure = (Result<URLRequest, ProviderError>) -> Void
@@ -64,8 +72,10 @@ struct Provider: Sendable {
         self.requestClosure = UncheckedRequestClosure(closure: requestClosure)
     }
 
-    /// Sends `target`; `completion` gets the HTTP status, or the error that stopped the request.
-    func request(_ target: SpotifyAPI, completion: @escaping @Sendable (Result<Int, ProviderError>) -> Void) {
+    /// Sends `target`; `completion` gets the response, or the error that stopped the request.
+    func request(
+        _ target: SpotifyAPI, completion: @escaping @Sendable (Result<ProviderResponse, ProviderError>) -> Void
+    ) {
         let endpoint = Endpoint(url: baseURL.appendingPathComponent(target.path), method: "GET")
         let session = self.session
         // As in Moya: the request closure decides when (and whether) the request goes out.
@@ -78,7 +88,10 @@ struct Provider: Sendable {
                     if let error {
                         completion(.failure(.underlying(error)))
                     } else {
-                        completion(.success((response as? HTTPURLResponse)?.statusCode ?? 0))
+                        let http = response as? HTTPURLResponse
+                        completion(
+                            .success(
+                                ProviderResponse(statusCode: http?.statusCode ?? 0, request: request, response: http)))
                     }
                 }.resume()
             }

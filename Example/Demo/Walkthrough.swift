@@ -60,7 +60,10 @@ struct Walkthrough {
 
         let session = URLSession.walkthrough(concurrency: min(options.requests, Burst.concurrency))
         defer { session.invalidateAndCancel() }
-        let client = TokenEndpointClient.example(baseURL: stub.baseURL, session: session, public: options.publicClient)
+        let tokenSession = URLSession.tokenRequests()
+        defer { tokenSession.invalidateAndCancel() }
+        let client = TokenEndpointClient.example(
+            baseURL: stub.baseURL, session: tokenSession, public: options.publicClient)
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try FileAuthenticationStore<OAuth2Token>(
@@ -227,7 +230,6 @@ struct Walkthrough {
 }
 
 extension TokenEndpointClient {
-    /// The stub's example client.
     /// The stub's example client; `public`: as an app that keeps no secret (PKCE proves it).
     static func example(baseURL: URL, session: URLSession, public: Bool = false) -> TokenEndpointClient {
         let example = SpotifyStub.Client.example

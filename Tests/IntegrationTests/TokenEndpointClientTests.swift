@@ -44,6 +44,26 @@ struct TokenEndpointClientTests {
         #expect(stub.counters.refreshTokenGrants == 1)
     }
 
+    /// A token's life is counted from when its request was sent: the server issued it after that,
+    /// so a slow answer must not make it look fresher than it is (with short-lived tokens, requests
+    /// signed near the end of one expired in flight).
+    @Test func aTokensLifeIsCountedFromWhenItsRequestWasSentNotFromItsSlowAnswer() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let token = try await loggedIn(stub)
+        stub.tokenLatency = 0.5
+        let sent = Date()
+        let refreshed = try await client(stub).refresh(token)
+        let answered = Date()
+        #expect(answered.timeIntervalSince(sent) >= 0.5)
+        #expect(refreshed.issuedAt >= sent.addingTimeInterval(-0.001))
+        #expect(
+            refreshed.issuedAt < sent.addingTimeInterval(0.25),
+            "issued \(refreshed.issuedAt.timeIntervalSince(sent)) s after the request was sent")
+        let lifetime = try #require(refreshed.lifetime)
+        #expect(try #require(refreshed.expiresAt) <= sent.addingTimeInterval(lifetime + 0.25))
+    }
+
     @Test(.exclusive, .timeLimit(.minutes(5)), arguments: ["latency", "hang"])
     func aTokenRequestEndsAtTheClientsOwnTimeoutHoweverSlowTheServer(slowness: String) async throws {
         let stub = try StubHarness.startedStub()

@@ -12,7 +12,7 @@ struct OAuth2TokenTests {
     let received = Date(timeIntervalSince1970: 1_000_000)
 
     private func parse(_ json: String, previous: OAuth2Token? = nil) throws -> OAuth2Token {
-        try TokenResponse.token(from: Data(json.utf8), receivedAt: received, previous: previous)
+        try TokenResponse.token(from: Data(json.utf8), issuedAt: received, previous: previous)
     }
 
     @Test func aTokenResponseIsReadAndItsExpiryComputedAtReceipt() throws {
@@ -263,7 +263,7 @@ struct HostileTokenEndpointTests {
         #expect {
             try TokenResponse.token(
                 from: Data(#"{"access_token":"at","token_type":"\#(type)","expires_in":60}"#.utf8),
-                receivedAt: received,
+                issuedAt: received,
                 previous: nil)
         } throws: { error in
             guard case OAuth2Error.unsupportedTokenType(type) = error else { return false }
@@ -275,7 +275,7 @@ struct HostileTokenEndpointTests {
         for echoed in ["rt-12345", "rt-12\\u007f345", "rt-\\u000012345"] {
             #expect {
                 try TokenResponse.token(
-                    from: Data(#"{"access_token":"at","token_type":"\#(echoed)"}"#.utf8), receivedAt: received,
+                    from: Data(#"{"access_token":"at","token_type":"\#(echoed)"}"#.utf8), issuedAt: received,
                     previous: nil, secrets: ["rt-12345"])
             } throws: { error in
                 guard case OAuth2Error.unsupportedTokenType(let type) = error else { return false }
@@ -286,10 +286,10 @@ struct HostileTokenEndpointTests {
 
     @Test func bearerInAnyCaseIsAcceptedAndAnAppMayAcceptAnotherType() throws {
         let lower = try TokenResponse.token(
-            from: Data(#"{"access_token":"at","token_type":"bEaReR"}"#.utf8), receivedAt: received, previous: nil)
+            from: Data(#"{"access_token":"at","token_type":"bEaReR"}"#.utf8), issuedAt: received, previous: nil)
         #expect(lower.isBearer)
         let custom = try TokenResponse.token(
-            from: Data(#"{"access_token":"at","token_type":"Token"}"#.utf8), receivedAt: received, previous: nil,
+            from: Data(#"{"access_token":"at","token_type":"Token"}"#.utf8), issuedAt: received, previous: nil,
             acceptedTypes: ["Bearer", "token"])
         #expect(custom.tokenType == "Token")
     }
@@ -299,17 +299,17 @@ struct HostileTokenEndpointTests {
         #expect(throws: OAuth2Error.self) {
             try TokenResponse.token(
                 from: Data(#"{"access_token":"at","token_type":"Bearer","expires_in":\#(value)}"#.utf8),
-                receivedAt: received, previous: nil)
+                issuedAt: received, previous: nil)
         }
     }
 
     @Test func anAbsurdExpiresInIsReadAsAYearAndZeroAsAlreadyExpired() throws {
         let long = try TokenResponse.token(
-            from: Data(#"{"access_token":"at","token_type":"Bearer","expires_in":1e15}"#.utf8), receivedAt: received,
+            from: Data(#"{"access_token":"at","token_type":"Bearer","expires_in":1e15}"#.utf8), issuedAt: received,
             previous: nil)
         #expect(abs((long.lifetime ?? 0) - 365 * 86_400) < 0.001)
         let zero = try TokenResponse.token(
-            from: Data(#"{"access_token":"at","token_type":"Bearer","expires_in":0}"#.utf8), receivedAt: received,
+            from: Data(#"{"access_token":"at","token_type":"Bearer","expires_in":0}"#.utf8), issuedAt: received,
             previous: nil)
         #expect(zero.isRefreshNeeded(at: received))
     }
@@ -318,7 +318,7 @@ struct HostileTokenEndpointTests {
     func anAccessTokenThatCannotGoInAHeaderIsAMalformedResponse(token: String) throws {
         let body = try JSONSerialization.data(withJSONObject: ["access_token": token, "token_type": "Bearer"])
         #expect {
-            try TokenResponse.token(from: body, receivedAt: received, previous: nil)
+            try TokenResponse.token(from: body, issuedAt: received, previous: nil)
         } throws: { error in
             guard case OAuth2Error.malformedResponse = error else { return false }
             return true

@@ -39,6 +39,34 @@ struct StoreBackedClosureTests {
         #expect(service.refreshCount == 0)
     }
 
+    /// Adopting another process's token that is past its refresh-ahead point signed requests,
+    /// and the retry of a 401, with a token that could expire in flight (with 0.3 s tokens and
+    /// two processes, requests ended with 401 twice).
+    @Test func aTokenAnotherProcessRefreshedThatIsDueForARefreshIsRefreshedHereInstead() async throws {
+        let service = TokenService()
+        let store = ScriptedStore([
+            service.authentication("expired", stale: true),
+            service.authentication("from-another-process", recommended: true),
+        ])
+        let closure = Closure(store: store)
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
+        #expect(service.refreshedFrom == ["from-another-process"])
+        #expect(store.load()?.accessToken == "token-1")
+    }
+
+    @Test func andItIsAdoptedAsItIsShouldThatRefreshFail() async throws {
+        let service = TokenService(behavior: .fail(URLError(.notConnectedToInternet)))
+        let store = ScriptedStore([
+            service.authentication("expired", stale: true),
+            service.authentication("from-another-process", recommended: true),
+        ])
+        let closure = Closure(store: store)
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer from-another-process")
+        #expect(service.refreshedFrom == ["from-another-process"])
+    }
+
     @Test func invalidGrantRemovesTheStoredAuthenticationAndCallsTheHandlerOnce() async {
         let service = TokenService(behavior: .hold)
         let store = InMemoryAuthenticationStore(service.authentication("expired", stale: true))

@@ -46,7 +46,7 @@ public struct TokenEndpointClient: Sendable {
 
     /// The client's own session, made from ``session``'s configuration.
     private var transport: TokenTransport
-    /// The clock that stamps when tokens were received.
+    /// The clock that stamps a token's ``OAuth2Token/issuedAt``: read when its request is sent.
     public var now: @Sendable () -> Date
     /// The `token_type`s accepted, compared without regard to letter case (default `["Bearer"]`).
     ///
@@ -173,6 +173,9 @@ public struct TokenEndpointClient: Sendable {
         let request = makeRequest(grant)
         var end = DispatchTime.after(seconds: requestTimeout)
         if let deadline, deadline < end { end = deadline }
+        // The token's life is counted from before the request left: the server issued it later,
+        // so however long the answer took to arrive, the token never looks fresher than it is.
+        let sentAt = now()
         let (data, response) = try await transport.transfer(request, limit: Self.maximumResponseSize, deadline: end)
         guard data.count <= Self.maximumResponseSize else { throw OAuth2Error.responseTooLarge }
         guard Self.isSameEndpoint(response.url, as: tokenURL) else {
@@ -186,7 +189,7 @@ public struct TokenEndpointClient: Sendable {
             throw Self.error(status: status, body: data, response: response, secrets: sent)
         }
         return try TokenResponse.token(
-            from: data, receivedAt: now(), previous: previous, acceptedTypes: acceptedTokenTypes, secrets: sent)
+            from: data, issuedAt: sentAt, previous: previous, acceptedTypes: acceptedTokenTypes, secrets: sent)
     }
 
     /// Whether `url` is `tokenURL`'s scheme, host, port and path (a response without a URL is

@@ -5,7 +5,8 @@ enum TokenResponse {
     /// The longest lifetime taken from `expires_in`: a year. A longer one is read as a year.
     static let maximumLifetime: TimeInterval = 365 * 86_400
 
-    /// The token in `data`, received at `receivedAt`.
+    /// The token in `data`, issued at `issuedAt` at the earliest: when its request was sent, so
+    /// that its lifetime, counted from then, never ends later than the server's.
     ///
     /// `access_token` and `token_type` are required; `expires_in` may be a number or a numeric
     /// string; unknown fields are ignored. Without a new `refresh_token`, the one of `previous`
@@ -16,7 +17,7 @@ enum TokenResponse {
     /// case) is refused as ``OAuth2Error/unsupportedTokenType(_:)``, which keeps of it only what
     /// a log line may show: none of the `secrets` the client sent, should the server echo one.
     static func token(
-        from data: Data, receivedAt: Date, previous: OAuth2Token?, acceptedTypes: [String] = ["Bearer"],
+        from data: Data, issuedAt: Date, previous: OAuth2Token?, acceptedTypes: [String] = ["Bearer"],
         secrets: [String] = []
     ) throws -> OAuth2Token {
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
@@ -43,7 +44,7 @@ enum TokenResponse {
             tokenType: tokenType,
             refreshToken: refreshToken ?? previous?.refreshToken,
             scope: object["scope"] as? String ?? previous?.scope,
-            issuedAt: receivedAt,
+            issuedAt: issuedAt,
             expiresIn: try lifetime(object["expires_in"]))
     }
 

@@ -55,7 +55,7 @@ enum LibraryFuzzTargets {
             issuedAt: receivedAt, expiresIn: 3600)
         do {
             let token = try TokenResponse.token(
-                from: data, receivedAt: receivedAt, previous: previous, secrets: sentSecrets)
+                from: data, issuedAt: receivedAt, previous: previous, secrets: sentSecrets)
             var findings: [String] = []
             if (try? AuthorizationScheme.bearer.headerValue(for: token.accessToken)) == nil {
                 findings.append("accepted an access token that cannot be sent in a header")
