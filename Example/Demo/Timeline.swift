@@ -1,6 +1,14 @@
 import Foundation
 import RefreshQueue
 
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// Prints what happens, one line per step, with the time since the walkthrough started.
 final class Timeline: @unchecked Sendable {
     private let start = Date()
@@ -36,7 +44,16 @@ extension Timeline {
 }
 
 /// Writes a line to standard output at once (unbuffered, so lines from several threads and
-/// child processes stay whole and in order).
+/// child processes stay whole and in order). When nobody reads any more (a closed pipe), the line
+/// goes nowhere and the walkthrough goes on to its end.
 func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    var bytes = Array((line + "\n").utf8)[...]
+    while !bytes.isEmpty {
+        let written = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+        if written < 0 {
+            if errno == EINTR { continue }
+            return
+        }
+        bytes = bytes.dropFirst(written)
+    }
 }

@@ -32,6 +32,7 @@ struct Walkthrough {
                     worker, requests: options.requests, lifetime: options.lifetime, publicClient: options.publicClient)
                 exit(succeeded ? 0 : 1)
             }
+            Cleanup.shared.installSignalHandlers()
             let succeeded = try await Walkthrough(options: options).run()
             exit(succeeded ? 0 : 1)
         } catch {
@@ -87,7 +88,11 @@ struct Walkthrough {
         let tally: Tally
         if options.fleet {
             guard let redis = startRedis() else { return false }
-            defer { redis.stop() }
+            let server = redis.processIdentifier
+            defer {
+                redis.stop()
+                if let server { Cleanup.shared.unregister(process: server) }
+            }
             let shared = RedisAuthenticationStore<OAuth2Token>(
                 key: Self.redisKey, configuration: RedisConfiguration(port: redis.port, password: redis.password))
             try shared.save(token.expired)
@@ -134,6 +139,9 @@ struct Walkthrough {
     private func startRedis() -> LocalRedis? {
         do {
             let redis = try LocalRedis()
+            // Ctrl-C must not leave the server running, nor its data (tokens) on disk.
+            if let server = redis.processIdentifier { Cleanup.shared.register(process: server) }
+            Cleanup.shared.register(directory: redis.dataDirectory)
             timeline.log(
                 "started redis-server \(redis.version) (\(redis.executable.path)) on 127.0.0.1:\(redis.port) "
                     + "with a random password, given on its standard input; the token is shared under \(Self.redisKey)")
@@ -287,9 +295,11 @@ struct TemporaryDirectory {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("refreshqueue-example-\(UUID().uuidString)")
         try FileManager.default.createDirectory(
             at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        Cleanup.shared.register(directory: url)
     }
 
     func remove() {
         try? FileManager.default.removeItem(at: url)
+        Cleanup.shared.unregister(directory: url)
     }
 }

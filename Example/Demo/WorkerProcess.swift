@@ -22,6 +22,9 @@ enum WorkerProcess {
         let finished = Completion()
         process.terminationHandler = { _ in finished.signal() }
         try process.run()
+        let child = process.processIdentifier
+        Cleanup.shared.register(process: child)
+        defer { Cleanup.shared.unregister(process: child) }
         // Read while it runs, so a full pipe can never block the child.
         let data = output.fileHandleForReading.readDataToEndOfFile()
         await finished.wait()

@@ -36,8 +36,15 @@ public final class LocalRedis: @unchecked Sendable {
     /// The binary that was started.
     public let executable: URL
 
-    /// Where the server keeps its data.
-    private let directory: URL
+    /// Where the server keeps its data: a directory only this user can enter, since the data
+    /// holds whatever was stored (tokens, in the Example).
+    public let dataDirectory: URL
+    /// The running server's process, if it runs.
+    public var processIdentifier: Int32? {
+        lock.lock()
+        defer { lock.unlock() }
+        return process?.processIdentifier
+    }
     private let lock = NSLock()
     /// Guarded by `lock`.
     private var process: Process?
@@ -68,8 +75,9 @@ public final class LocalRedis: @unchecked Sendable {
         }
         self.executable = executable
         port = try Self.freePort()
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("redis-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("redis-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         var generator = SystemRandomNumberGenerator()
         password = (0..<2).map { _ in String(generator.next() as UInt64, radix: 36) }.joined(separator: "-")
         try start(timeout: timeout)
@@ -77,7 +85,7 @@ public final class LocalRedis: @unchecked Sendable {
 
     deinit {
         stop()
-        try? FileManager.default.removeItem(at: directory)
+        try? FileManager.default.removeItem(at: dataDirectory)
     }
 
     /// Stops the server and waits for it to end.
@@ -113,7 +121,7 @@ public final class LocalRedis: @unchecked Sendable {
         try server.run()
         let configuration = [
             "port \(port)", "bind 127.0.0.1", "requirepass \(password)", "save \"\"", "appendonly yes",
-            "appendfsync always", "daemonize no", "protected-mode yes", "dir \(directory.path)",
+            "appendfsync always", "daemonize no", "protected-mode yes", "dir \(dataDirectory.path)",
             "logfile \"\"", "loglevel notice",
         ].joined(separator: "\n")
         input.fileHandleForWriting.write(Data((configuration + "\n").utf8))
