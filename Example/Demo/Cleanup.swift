@@ -13,7 +13,9 @@ import Musl
 ///
 /// A normal end removes each itself. On Ctrl-C (`SIGINT`), `SIGTERM` or `SIGHUP` the processes
 /// still registered are killed and the directories deleted, then the walkthrough exits with
-/// status 128 + the signal's number. A closed standard output (`SIGPIPE`, when piped into `head`)
+/// status 128 + the signal's number. Workers ignore those signals (a terminal sends Ctrl-C to the
+/// whole process group): their parent ends them, so that it is never told of a failed worker
+/// first. A closed standard output (`SIGPIPE`, when piped into `head`)
 /// no longer ends it: its lines go nowhere and it ends, and cleans up, as usual.
 final class Cleanup: @unchecked Sendable {
     /// The walkthrough's one registry.
@@ -26,6 +28,8 @@ final class Cleanup: @unchecked Sendable {
     private var directories: Set<URL> = []
     /// Guarded by `lock`.
     private var sources: [any DispatchSourceSignal] = []
+    /// The signal being handled, if any. Guarded by `lock`.
+    private var interruption: Int32?
     private let queue = DispatchQueue(label: "Example.cleanup")
 
     /// Handles the signals above from now on (the parent process calls it once, first).
@@ -41,6 +45,24 @@ final class Cleanup: @unchecked Sendable {
             source.resume()
             sources.append(source)
         }
+    }
+
+    /// For a worker: the signals above are its parent's to handle.
+    static func ignoreInterruptions() {
+        for number in [SIGINT, SIGTERM, SIGHUP] {
+            signal(number, SIG_IGN)
+        }
+    }
+
+    /// Ends the process with `status`, unless an interruption is being handled: that ends it.
+    func exit(_ status: Int32) -> Never {
+        lock.lock()
+        let interrupted = interruption != nil
+        lock.unlock()
+        while interrupted {
+            pause()
+        }
+        Foundation.exit(status)
     }
 
     /// Kills `process` should the walkthrough be interrupted before it ends.
@@ -73,16 +95,27 @@ final class Cleanup: @unchecked Sendable {
 
     private func end(signal number: Int32) {
         lock.lock()
+        interruption = number
         let (processes, directories) = (self.processes, self.directories)
         lock.unlock()
         for process in processes {
             kill(process, SIGKILL)
+        }
+        // Gone for good before their files go: a server still writing would put them back. (They
+        // may have been reaped already, by `Process`: then `kill` finds nobody.)
+        let deadline = Date().addingTimeInterval(5)
+        for process in processes {
             var status: Int32 = 0
-            _ = waitpid(process, &status, 0)
+            while waitpid(process, &status, WNOHANG) == 0 || kill(process, 0) == 0, Date() < deadline {
+                usleep(1_000)
+            }
         }
         for directory in directories {
-            try? FileManager.default.removeItem(at: directory)
+            for _ in 0..<50 where FileManager.default.fileExists(atPath: directory.path) {
+                try? FileManager.default.removeItem(at: directory)
+            }
         }
-        exit(128 + number)
+        // Not `exit`: the main flow may be ending too, and only one of them may run `atexit` work.
+        _exit(128 + number)
     }
 }

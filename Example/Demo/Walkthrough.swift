@@ -28,16 +28,17 @@ struct Walkthrough {
                 try await serve(options)
             }
             if let worker = options.worker {
+                Cleanup.ignoreInterruptions()
                 let succeeded = await Burst.runWorker(
                     worker, requests: options.requests, lifetime: options.lifetime, publicClient: options.publicClient)
                 exit(succeeded ? 0 : 1)
             }
             Cleanup.shared.installSignalHandlers()
             let succeeded = try await Walkthrough(options: options).run()
-            exit(succeeded ? 0 : 1)
+            Cleanup.shared.exit(succeeded ? 0 : 1)
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-            exit(1)
+            Cleanup.shared.exit(1)
         }
     }
 
