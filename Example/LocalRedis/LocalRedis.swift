@@ -103,7 +103,8 @@ public final class LocalRedis: @unchecked Sendable {
         running.waitUntilExit()
     }
 
-    /// Starts the server again on the same port, with the same password and an empty database.
+    /// Starts the server again on the same port, with the same password and what it had stored
+    /// (read back from its append-only file).
     public func restart(timeout: TimeInterval = 10) throws {
         stop()
         try start(timeout: timeout)

@@ -3,8 +3,8 @@ import Foundation
 /// Why a request could not be authorized.
 ///
 /// No case's text ever contains a token. For ``refreshFailed(_:)`` the text names the underlying
-/// error only by its type and code, since its own text may quote a URL or a response body; the
-/// underlying error itself is there for code to inspect.
+/// error only by its type and code, since its own text may quote a URL or a response body, unless
+/// it is a ``TokenFreeError``; the underlying error itself is there for code to inspect.
 public enum RefreshQueueError: Error, Sendable {
     /// No authentication was found: the user is not logged in.
     case notAuthenticated
@@ -79,8 +79,8 @@ extension RefreshQueueError: LocalizedError {
 extension RefreshQueueError {
     /// A token-free summary of an error: its type, and its domain and code where it has them.
     static func summary(of error: any Error) -> String {
-        if let described = error as? any TokenFreeDescription {
-            return described.tokenFreeDescription
+        if let described = error as? any TokenFreeError {
+            return described.description
         }
         let type = String(describing: Swift.type(of: error))
         let nsError = error as NSError
@@ -91,12 +91,4 @@ extension RefreshQueueError {
     }
 }
 
-/// An error of this library whose text is known to be free of tokens and secrets.
-protocol TokenFreeDescription: Error {
-    /// The text, safe to log.
-    var tokenFreeDescription: String { get }
-}
-
-extension RefreshQueueError: TokenFreeDescription {
-    var tokenFreeDescription: String { description }
-}
+extension RefreshQueueError: TokenFreeError {}

@@ -45,7 +45,7 @@ extension OAuth2Error: RefreshFailure {
     }
 }
 
-extension OAuth2Error: CustomStringConvertible, LocalizedError, TokenFreeDescription {
+extension OAuth2Error: CustomStringConvertible, LocalizedError, TokenFreeError {
     /// A sentence a person can act on.
     public var description: String {
         switch self {
@@ -74,8 +74,6 @@ extension OAuth2Error: CustomStringConvertible, LocalizedError, TokenFreeDescrip
 
     /// The same text as ``description``.
     public var errorDescription: String? { description }
-
-    var tokenFreeDescription: String { description }
 
     /// At most 40 visible ASCII characters of a server's word, for a log line.
     static func printable(_ text: String) -> String {

@@ -51,6 +51,4 @@ extension AuthenticationStoreError: LocalizedError {
     public var errorDescription: String? { description }
 }
 
-extension AuthenticationStoreError: TokenFreeDescription {
-    var tokenFreeDescription: String { description }
-}
+extension AuthenticationStoreError: TokenFreeError {}

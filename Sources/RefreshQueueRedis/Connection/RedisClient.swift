@@ -1,8 +1,8 @@
 import Foundation
 import RefreshQueue
 
-/// Commands to one Redis server over one connection, opened on first use and again on the next
-/// call after it failed.
+/// Commands to one Redis server over one connection, opened on first use, again on the next call
+/// after it failed, and again before a call when the server has closed it meanwhile.
 ///
 /// Calls from several threads take turns: each runs its commands and reads their replies whole
 /// under the client's lock, so replies never interleave. Every wait is bounded by the
@@ -24,7 +24,7 @@ final class RedisClient: @unchecked Sendable {
         defer { lock.unlock() }
         do throws(RedisError) {
             let open: RedisConnection
-            if let connection {
+            if let connection, !connection.isStale {
                 open = connection
             } else {
                 open = try RedisConnection(configuration)

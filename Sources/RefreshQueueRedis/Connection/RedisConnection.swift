@@ -32,6 +32,9 @@ final class RedisConnection {
         }
     }
 
+    /// Whether the connection can no longer carry a command (see ``RedisSocket/isStale``).
+    var isStale: Bool { socket.isStale }
+
     /// Sends `commands` at once (pipelined) and reads one reply for each, in order.
     func exchange(_ commands: [RESPCommand], deadline: TimeInterval? = nil) throws(RedisError) -> [RESPValue] {
         let deadline = deadline ?? RedisConfiguration.deadline(after: configuration.commandTimeout)

@@ -104,6 +104,16 @@ final class RedisSocket {
         }
     }
 
+    /// Whether the server closed the connection, or sent something nobody asked for, since the
+    /// last reply was read: either way it cannot carry the next command. Looked at without
+    /// waiting before each call, so that a connection the server dropped while it was idle (a
+    /// restart, an idle timeout) is replaced before a command is lost to it.
+    var isStale: Bool {
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&entry, 1, 0)
+        return ready > 0 || (ready < 0 && errno != EINTR)
+    }
+
     /// Receives what the server sent, at most `limit` bytes, waiting until `deadline`.
     func receive(limit: Int, deadline: TimeInterval, operation: String) throws(RedisError) -> [UInt8] {
         var chunk = [UInt8](repeating: 0, count: max(1, min(limit, 64 * 1024)))
