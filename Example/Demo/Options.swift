@@ -69,7 +69,15 @@ struct Options {
 
     init(arguments: [String]) throws {
         var remaining = arguments[...]
+        var sharing: String?
         while let argument = remaining.popFirst() {
+            if argument == "--processes" || argument == "--fleet" {
+                // One way of sharing the token: the second would silently win.
+                if let first = sharing, first != argument {
+                    throw ExampleError.usage("\(first) and \(argument) cannot be combined: choose one")
+                }
+                sharing = argument
+            }
             switch argument {
             case "--requests":
                 guard let value = remaining.popFirst().flatMap(Int.init), (1...100_000).contains(value) else {

@@ -51,11 +51,12 @@ public final class LocalRedis: @unchecked Sendable {
     /// Guarded by `lock`.
     private var printedVersion = "unknown"
 
-    /// The `redis-server` binary to start, or nil when there is none.
+    /// The `redis-server` binary to start, or nil when there is none (or `$REDIS_SERVER` names
+    /// something that cannot be run: it is not replaced by another binary behind one's back).
     public static func findExecutable() -> URL? {
         let environment = ProcessInfo.processInfo.environment
-        if let explicit = environment["REDIS_SERVER"], FileManager.default.isExecutableFile(atPath: explicit) {
-            return URL(fileURLWithPath: explicit)
+        if let explicit = environment["REDIS_SERVER"], !explicit.isEmpty {
+            return FileManager.default.isExecutableFile(atPath: explicit) ? URL(fileURLWithPath: explicit) : nil
         }
         let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         for directory in path.split(separator: ":") {
@@ -67,6 +68,11 @@ public final class LocalRedis: @unchecked Sendable {
 
     /// Starts a server and waits (at most `timeout` seconds) until it accepts connections.
     public init(timeout: TimeInterval = 10) throws {
+        if let explicit = ProcessInfo.processInfo.environment["REDIS_SERVER"], !explicit.isEmpty,
+            !FileManager.default.isExecutableFile(atPath: explicit)
+        {
+            throw StartError(description: "REDIS_SERVER is \(explicit), which is not an executable file")
+        }
         guard let executable = Self.findExecutable() else {
             throw StartError(
                 description:
