@@ -119,6 +119,41 @@ struct DeliveryOrderTests {
     }
 }
 
+/// An authentication whose freshness read blocks until the test lets it go: user code that is
+/// slower than `refreshTimeout`.
+private struct SlowToRead: RefreshableAuthentication {
+    static let gate = DispatchSemaphore(value: 0)
+    var accessToken: String { "slow" }
+    var isRefreshNeeded: Bool {
+        _ = Self.gate.wait(timeout: .now() + 30)
+        return false
+    }
+    func refresh() -> Future<SlowToRead> { Future(value: self) }
+    static func find() -> SlowToRead? { SlowToRead() }
+}
+
+extension DeliveryOrderTests {
+    /// DESIGN: "every request is answered within `refreshTimeout` of when it began to wait";
+    /// before, requests waiting while the line read a slow `isRefreshNeeded` waited as long as
+    /// the read took (1.5 s against 0.4 s).
+    @Test func requestsWaitingForASlowFreshnessReadAreAnsweredByTheirTimeout() async {
+        let closure = RefreshingRequestClosure<SlowToRead>(options: .init(refreshTimeout: 0.3))
+        let waits = Completions<(TimeInterval, Result<URLRequest, any Error>)>()
+        for index in 0..<10 {
+            let sent = ProcessInfo.processInfo.systemUptime
+            closure.authorize(makeRequest()) { result in
+                waits.record(index, (ProcessInfo.processInfo.systemUptime - sent, result))
+            }
+        }
+        await waits.wait(for: 10)
+        SlowToRead.gate.signal()
+        let longest = waits.results.values.map(\.0).max() ?? 0
+        #expect(longest < 0.75, "a request waited \(longest) s with refreshTimeout 0.3")
+        #expect(waits.results.values.allSatisfy { $0.1.refreshQueueError == .refreshTimedOut })
+        #expect(waits.order == Array(0..<10))
+    }
+}
+
 /// Sends `count` requests from the calling thread in arrival order `0..<count`, pausing briefly
 /// every `pauseEvery` requests so that their deadlines fall into many timer batches.
 private func sendSpreadOut(_ count: Int, pauseEvery: Int = 100, _ send: (Int) -> Void) {

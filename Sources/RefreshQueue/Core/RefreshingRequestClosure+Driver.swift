@@ -146,7 +146,7 @@ extension RefreshingRequestClosure {
                     actions = update { $0.findFailed(.authenticationUnreadable(error), now: now) }
                 }
                 if perform(actions, byPump: true) { return }
-            case .evaluate(let credential, let generation):
+            case .evaluate(let credential, let generation, _):
                 let freshness = credential.freshness
                 let now = self.now()
                 let actions = update { $0.evaluated(generation: generation, freshness: freshness, now: now) }
@@ -376,8 +376,7 @@ extension RefreshStateMachine.PumpStep {
     /// The actions the step carries, to perform before acting on the step itself.
     var actions: RefreshStateMachine.Actions {
         switch self {
-        case .perform(let actions), .idle(let actions), .find(let actions): return actions
-        case .evaluate: return RefreshStateMachine.Actions()
+        case .perform(let actions), .idle(let actions), .find(let actions), .evaluate(_, _, let actions): return actions
         }
     }
 }

@@ -53,18 +53,12 @@ public enum StateMachineWorkload {
         pumping: while true {
             switch machine.pump(now: 3) {
             case .perform(let actions):
-                if let answers = actions.answers {
-                    sink += answers.waiters.count
-                    if machine.answered(answers.waiters.count, byPump: true) { break pumping }
-                }
+                if let answers = actions.answers, deliver(answers, by: &machine, into: &sink) { break pumping }
             case .find:
                 sink += machine.found(fresh, now: 3).events.count
-            case .evaluate(_, let generation):
+            case .evaluate(_, let generation, _):
                 let actions = machine.evaluated(generation: generation, freshness: .fresh, now: 3)
-                if let answers = actions.answers {
-                    sink += answers.waiters.count
-                    if machine.answered(answers.waiters.count, byPump: true) { break pumping }
-                }
+                if let answers = actions.answers, deliver(answers, by: &machine, into: &sink) { break pumping }
             case .idle:
                 break pumping
             }
@@ -72,6 +66,20 @@ public enum StateMachineWorkload {
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start)
         precondition(sink >= count, "every request must have been answered")
         return elapsed / Double(count)
+    }
+
+    /// Delivers `answers` as the driver does: tells the machine, then asks for the next group
+    /// handed out meanwhile, until none is left. Returns whether the pump stopped with the first.
+    private static func deliver(
+        _ answers: RefreshStateMachine.Answers, by machine: inout RefreshStateMachine, into sink: inout Int
+    ) -> Bool {
+        sink += answers.waiters.count
+        let stopped = machine.answered(answers.waiters.count, byPump: true)
+        while let next = machine.delivered() {
+            sink += next.waiters.count
+            machine.answered(next.waiters.count)
+        }
+        return stopped
     }
 
     /// A token the workload never refreshes.

@@ -301,7 +301,7 @@ private struct ModelWorld {
             case .find:
                 let found: HeldCredential? = Bool.random(using: &random) || credentials.isEmpty ? newCredential() : nil
                 apply(machine.found(found, now: now), "found \(found.map(name) ?? "nothing")", byPump: true)
-            case .evaluate(let credential, let generation):
+            case .evaluate(let credential, let generation, _):
                 let value = freshness[ObjectIdentifier(credential)] ?? .fresh
                 apply(
                     machine.evaluated(generation: generation, freshness: value, now: now),
@@ -324,8 +324,8 @@ private struct ModelWorld {
         case .find(let actions):
             apply(actions, "pump: find", byPump: true)
             pumpAwaiting = step
-        case .evaluate(_, let generation):
-            note("pump: evaluate generation \(generation)")
+        case .evaluate(_, let generation, let actions):
+            apply(actions, "pump: evaluate generation \(generation)", byPump: true)
             pumpAwaiting = step
         }
     }
@@ -359,6 +359,11 @@ private struct ModelWorld {
         // Timers fire at their time or a little later.
         now = max(now, deadline + Double.random(in: 0..<0.01, using: &random))
         apply(machine.timerFired(deadline: deadline, now: now), "wait timer \(deadline) fired")
+        // Whoever waits for a refresh, for `find()` or for a freshness read has waited less than
+        // `refreshTimeout` once a timer has fired.
+        if let due = machine.snapshot.earliestWaitDeadline, due <= now {
+            failure = "a waiter due at \(due) still waits after the timer fired at \(now)"
+        }
     }
 
     private mutating func fireAbandonTimer() {

@@ -73,9 +73,9 @@ extension RefreshStateMachine {
         /// Perform these actions (a timer), call `find()`, then report with
         /// ``RefreshStateMachine/found(_:now:)``.
         case find(Actions)
-        /// Read the freshness of `credential`, then report with
-        /// ``RefreshStateMachine/evaluated(generation:freshness:now:)``.
-        case evaluate(HeldCredential, generation: UInt64)
+        /// Perform these actions (a timer: a slow read is a wait too), read the freshness of
+        /// `credential`, then report with ``RefreshStateMachine/evaluated(generation:freshness:now:)``.
+        case evaluate(HeldCredential, generation: UInt64, Actions)
         /// Nothing to do: the pump ends. Perform the actions first.
         case idle(Actions)
     }

@@ -37,10 +37,8 @@ extension RefreshStateMachine {
         case .held:
             hold?.requests += 1
             armWaitTimer(into: &actions)
-        case .loading:
+        case .loading, .evaluating:
             armWaitTimer(into: &actions)
-        case .evaluating:
-            break
         case .moving:
             if pumpPending { break }
             if let credential, credential.knownStale, line.count == 1 {
@@ -150,7 +148,8 @@ extension RefreshStateMachine {
             return .perform(actions)
         }
         linePhase = .evaluating(generation: credential.generation)
-        return .evaluate(credential.value, generation: credential.generation)
+        armWaitTimer(into: &actions)
+        return .evaluate(credential.value, generation: credential.generation, actions)
     }
 
     /// `find()` returned what it found.

@@ -121,9 +121,10 @@ extension RefreshStateMachine {
         let timeout = configuration.refreshTimeout
         var expired: [Waiter] = []
         switch linePhase {
-        case .held, .loading:
+        case .held, .loading, .evaluating:
+            // Evaluating: user code (`isRefreshNeeded`) is slow; its waiters do not wait longer.
             expired = line.removeFirst(while: { $0.arrivedAt + timeout <= now })
-        case .moving, .evaluating:
+        case .moving:
             break
         }
         let expiredProbes = probes.prefix(while: { $0.arrivedAt + timeout <= now })

@@ -101,8 +101,8 @@ struct RefreshStateMachine: Sendable {
     var earliestWaitDeadline: TimeInterval? {
         var earliest: TimeInterval?
         switch linePhase {
-        case .held, .loading: earliest = line.front?.arrivedAt
-        case .moving, .evaluating: break
+        case .held, .loading, .evaluating: earliest = line.front?.arrivedAt
+        case .moving: break
         }
         if let probe = probes.first?.arrivedAt { earliest = min(earliest ?? probe, probe) }
         return earliest.map { $0 + configuration.refreshTimeout }
