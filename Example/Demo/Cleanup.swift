@@ -67,30 +67,28 @@ final class Cleanup: @unchecked Sendable {
 
     /// Kills `process` should the walkthrough be interrupted before it ends.
     func register(process: Int32) {
-        lock.lock()
-        defer { lock.unlock() }
-        processes.insert(process)
+        locked { _ = $0.processes.insert(process) }
     }
 
     /// `process` has ended.
     func unregister(process: Int32) {
-        lock.lock()
-        defer { lock.unlock() }
-        processes.remove(process)
+        locked { _ = $0.processes.remove(process) }
     }
 
     /// Deletes `directory` should the walkthrough be interrupted before it does.
     func register(directory: URL) {
-        lock.lock()
-        defer { lock.unlock() }
-        directories.insert(directory)
+        locked { _ = $0.directories.insert(directory) }
     }
 
     /// `directory` is gone.
     func unregister(directory: URL) {
+        locked { _ = $0.directories.remove(directory) }
+    }
+
+    private func locked(_ change: (Cleanup) -> Void) {
         lock.lock()
         defer { lock.unlock() }
-        directories.remove(directory)
+        change(self)
     }
 
     private func end(signal number: Int32) {

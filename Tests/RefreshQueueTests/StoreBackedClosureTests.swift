@@ -44,10 +44,7 @@ struct StoreBackedClosureTests {
     /// two processes, requests ended with 401 twice).
     @Test func aTokenAnotherProcessRefreshedThatIsDueForARefreshIsRefreshedHereInstead() async throws {
         let service = TokenService()
-        let store = ScriptedStore([
-            service.authentication("expired", stale: true),
-            service.authentication("from-another-process", recommended: true),
-        ])
+        let store = Self.storeRefreshedElsewhereAndDue(service)
         let closure = Closure(store: store)
         let signed = try await closure.authorize(makeRequest())
         #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
@@ -57,14 +54,19 @@ struct StoreBackedClosureTests {
 
     @Test func andItIsAdoptedAsItIsShouldThatRefreshFail() async throws {
         let service = TokenService(behavior: .fail(URLError(.notConnectedToInternet)))
-        let store = ScriptedStore([
-            service.authentication("expired", stale: true),
-            service.authentication("from-another-process", recommended: true),
-        ])
-        let closure = Closure(store: store)
+        let closure = Closure(store: Self.storeRefreshedElsewhereAndDue(service))
         let signed = try await closure.authorize(makeRequest())
         #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer from-another-process")
         #expect(service.refreshedFrom == ["from-another-process"])
+    }
+
+    /// The first load sees an expired token; by the time the refresh looks again, another process
+    /// has saved one that already recommends a refresh.
+    private static func storeRefreshedElsewhereAndDue(_ service: TokenService) -> ScriptedStore {
+        ScriptedStore([
+            service.authentication("expired", stale: true),
+            service.authentication("from-another-process", recommended: true),
+        ])
     }
 
     @Test func invalidGrantRemovesTheStoredAuthenticationAndCallsTheHandlerOnce() async {
