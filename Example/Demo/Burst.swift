@@ -17,6 +17,9 @@ struct Burst {
     let baseURL: URL
     let session: URLSession
     let tally: Tally
+    /// The most requests this burst keeps in flight: ``concurrency``, or its share of it in a
+    /// worker process.
+    var inFlightLimit = Burst.concurrency
 
     @discardableResult
     func run(requests: Int, timeline: Timeline?) async -> Tally {
@@ -24,7 +27,7 @@ struct Burst {
             baseURL: baseURL, session: session,
             requestClosure: closure.requestClosure { ProviderError.underlying($0) })
         let split = Split(total: requests)
-        let inFlight = min(requests, Self.concurrency)
+        let inFlight = min(requests, inFlightLimit)
         timeline?.log(
             "firing \(requests) requests to /v1/me, \(inFlight == requests ? "all at once" : "\(inFlight) at a time"): "
                 + "\(split.provider) through a Moya-shaped provider, \(split.callbacks) with callbacks, "
@@ -48,10 +51,10 @@ struct Burst {
 
     /// A worker process of `--processes` or `--fleet`: the same burst against the parent's server
     /// and token (file or Redis key); its result goes to the parent as one line on standard output.
-    static func runWorker(_ worker: Options.Worker, requests: Int, lifetime: TimeInterval, publicClient: Bool) async
-        -> Bool
-    {
-        let session = URLSession.walkthrough(concurrency: min(requests, Burst.concurrency))
+    static func runWorker(
+        _ worker: Options.Worker, requests: Int, inFlight: Int, lifetime: TimeInterval, publicClient: Bool
+    ) async -> Bool {
+        let session = URLSession.walkthrough(concurrency: min(requests, inFlight))
         defer { session.invalidateAndCancel() }
         let tokenSession = URLSession.tokenRequests()
         defer { tokenSession.invalidateAndCancel() }
@@ -70,7 +73,8 @@ struct Burst {
                     key: key, configuration: RedisConfiguration(port: port, password: password))
                 closure = .walkthrough(client: client, store: store, lifetime: lifetime, timeline: nil, tally: tally)
             }
-            let burst = Burst(closure: closure, baseURL: worker.baseURL, session: session, tally: tally)
+            var burst = Burst(closure: closure, baseURL: worker.baseURL, session: session, tally: tally)
+            burst.inFlightLimit = inFlight
             await burst.run(requests: requests, timeline: nil)
             say(WorkerProcess.resultLine(index: worker.index, tally: tally))
             return tally.snapshot.errors.isEmpty

@@ -6,6 +6,8 @@ struct Options {
     var lifetime: TimeInterval = 3600
     var rotate = false
     var publicClient = false
+    /// Internal, for a worker process: the most requests it keeps in flight.
+    var inFlight = Burst.concurrency
     var serve = false
     var help = false
     var processes = 1
@@ -111,6 +113,13 @@ struct Options {
                     throw ExampleError.usage("--worker needs a base URL, a token file or Redis URL and an index")
                 }
                 worker = Worker(baseURL: base, token: token, index: index)
+            case "--in-flight":
+                // Internal: a worker's share of the connections.
+                guard let value = remaining.popFirst().flatMap(Int.init), (1...Burst.concurrency).contains(value)
+                else {
+                    throw ExampleError.usage("--in-flight needs a whole number from 1 to \(Burst.concurrency)")
+                }
+                inFlight = value
             case "--rotate":
                 rotate = true
             case "--public-client":

@@ -30,7 +30,8 @@ struct Walkthrough {
             if let worker = options.worker {
                 Cleanup.ignoreInterruptions()
                 let succeeded = await Burst.runWorker(
-                    worker, requests: options.requests, lifetime: options.lifetime, publicClient: options.publicClient)
+                    worker, requests: options.requests, inFlight: options.inFlight, lifetime: options.lifetime,
+                    publicClient: options.publicClient)
                 exit(succeeded ? 0 : 1)
             }
             Cleanup.shared.installSignalHandlers()
@@ -171,6 +172,10 @@ struct Walkthrough {
             for index in 1...count {
                 var arguments = ["--worker", stub.baseURL.absoluteString, token.argument, String(index)]
                 arguments += ["--requests", String(options.requests), "--lifetime", String(options.lifetime)]
+                // The processes share the connections one process would use, so that the server
+                // sees the same load however many there are (and tokens that live 0.3 s are not
+                // outlived by requests waiting in its queue).
+                arguments += ["--in-flight", String(max(1, Burst.concurrency / count))]
                 if options.publicClient { arguments.append("--public-client") }
                 group.addTask { try await WorkerProcess.run(arguments: arguments, environment: environment) }
             }
