@@ -140,10 +140,12 @@ struct Walkthrough {
     /// when none can be started.
     private func startRedis() -> LocalRedis? {
         do {
-            let redis = try LocalRedis()
-            // Ctrl-C must not leave the server running, nor its data (tokens) on disk.
-            if let server = redis.processIdentifier { Cleanup.shared.register(process: server) }
-            Cleanup.shared.register(directory: redis.dataDirectory)
+            // Ctrl-C must not leave the server running, nor its data (tokens) on disk, even while
+            // it starts.
+            let redis = try LocalRedis { server, directory in
+                Cleanup.shared.register(process: server)
+                Cleanup.shared.register(directory: directory)
+            }
             timeline.log(
                 "started redis-server \(redis.version) (\(redis.executable.path)) on 127.0.0.1:\(redis.port) "
                     + "with a random password, given on its standard input; the token is shared under \(Self.redisKey)")

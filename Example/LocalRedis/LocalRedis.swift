@@ -50,6 +50,8 @@ public final class LocalRedis: @unchecked Sendable {
     private var process: Process?
     /// Guarded by `lock`.
     private var printedVersion = "unknown"
+    /// Told of each server process started, and of the data directory.
+    private let started: ((_ process: Int32, _ directory: URL) -> Void)?
 
     /// The `redis-server` binary to start, or nil when there is none (or `$REDIS_SERVER` names
     /// something that cannot be run: it is not replaced by another binary behind one's back).
@@ -67,7 +69,10 @@ public final class LocalRedis: @unchecked Sendable {
     }
 
     /// Starts a server and waits (at most `timeout` seconds) until it accepts connections.
-    public init(timeout: TimeInterval = 10) throws {
+    ///
+    /// `started` learns the server's process and data directory as soon as they exist, before the
+    /// server is ready: whoever must clean up after an interruption knows them from the start.
+    public init(timeout: TimeInterval = 10, started: ((_ process: Int32, _ directory: URL) -> Void)? = nil) throws {
         if let explicit = ProcessInfo.processInfo.environment["REDIS_SERVER"], !explicit.isEmpty,
             !FileManager.default.isExecutableFile(atPath: explicit)
         {
@@ -84,9 +89,16 @@ public final class LocalRedis: @unchecked Sendable {
         dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("redis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(
             at: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        self.started = started
         var generator = SystemRandomNumberGenerator()
         password = (0..<2).map { _ in String(generator.next() as UInt64, radix: 36) }.joined(separator: "-")
-        try start(timeout: timeout)
+        do {
+            try start(timeout: timeout)
+        } catch {
+            // No deinit for an object that was never made: its directory goes here.
+            try? FileManager.default.removeItem(at: dataDirectory)
+            throw error
+        }
     }
 
     deinit {
@@ -126,6 +138,7 @@ public final class LocalRedis: @unchecked Sendable {
         server.standardOutput = output
         server.standardError = output
         try server.run()
+        started?(server.processIdentifier, dataDirectory)
         let configuration = [
             "port \(port)", "bind 127.0.0.1", "requirepass \(password)", "save \"\"", "appendonly yes",
             "appendfsync always", "daemonize no", "protected-mode yes", "dir \(dataDirectory.path)",
@@ -152,7 +165,11 @@ public final class LocalRedis: @unchecked Sendable {
         }
         guard ready.wait(timeout: .now() + timeout) == .success, log.text.contains("Ready to accept connections")
         else {
-            if server.isRunning { server.terminate() }
+            // SIGKILL, as in `stop()`: a blocked SIGTERM would leave it running.
+            if server.isRunning {
+                kill(server.processIdentifier, SIGKILL)
+                server.waitUntilExit()
+            }
             let tail = log.text.split(separator: "\n").suffix(3).joined(separator: " / ")
             throw StartError(description: "redis-server did not start on port \(port): \(tail)")
         }

@@ -39,36 +39,6 @@ struct StoreBackedClosureTests {
         #expect(service.refreshCount == 0)
     }
 
-    /// Adopting another process's token that is past its refresh-ahead point signed requests,
-    /// and the retry of a 401, with a token that could expire in flight (with 0.3 s tokens and
-    /// two processes, requests ended with 401 twice).
-    @Test func aTokenAnotherProcessRefreshedThatIsDueForARefreshIsRefreshedHereInstead() async throws {
-        let service = TokenService()
-        let store = Self.storeRefreshedElsewhereAndDue(service)
-        let closure = Closure(store: store)
-        let signed = try await closure.authorize(makeRequest())
-        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
-        #expect(service.refreshedFrom == ["from-another-process"])
-        #expect(store.load()?.accessToken == "token-1")
-    }
-
-    @Test func andItIsAdoptedAsItIsShouldThatRefreshFail() async throws {
-        let service = TokenService(behavior: .fail(URLError(.notConnectedToInternet)))
-        let closure = Closure(store: Self.storeRefreshedElsewhereAndDue(service))
-        let signed = try await closure.authorize(makeRequest())
-        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer from-another-process")
-        #expect(service.refreshedFrom == ["from-another-process"])
-    }
-
-    /// The first load sees an expired token; by the time the refresh looks again, another process
-    /// has saved one that already recommends a refresh.
-    private static func storeRefreshedElsewhereAndDue(_ service: TokenService) -> ScriptedStore {
-        ScriptedStore([
-            service.authentication("expired", stale: true),
-            service.authentication("from-another-process", recommended: true),
-        ])
-    }
-
     @Test func invalidGrantRemovesTheStoredAuthenticationAndCallsTheHandlerOnce() async {
         let service = TokenService(behavior: .hold)
         let store = InMemoryAuthenticationStore(service.authentication("expired", stale: true))

@@ -14,11 +14,7 @@ import Foundation
 ///    ``RefreshQueueError/notAuthenticated`` rather than log the user back in, and call
 ///    `onReauthenticationRequired`, since this process's user must log in again too.
 ///    If another process has refreshed meanwhile (the stored access token differs from the one
-///    held here, needs no refresh, and is not one this process replaced itself), adopt it, unless
-///    it recommends a refresh itself: then refresh it here (its refresh token is the newest),
-///    and adopt it as it is only should that refresh fail without ending the session. Adopting a
-///    token near its end would sign requests, and the retry of a request rejected with 401, with a
-///    token that may expire in flight;
+///    held here, is still fresh, and is not one this process replaced itself), adopt it;
 /// 3. otherwise refresh the newest of the two (the stored one has the newest refresh token should
 ///    another process have rotated it), save the result if the store still holds what was
 ///    refreshed, release the lock. If the store holds something else by then (a logout or a
@@ -160,17 +156,11 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         // User code (accessToken) is read before taking the lock.
         let storedToken = stored.accessToken
         let storedIsOurs = superseded.withLock { $0.contains(storedToken) }
-        // Refreshed by another process, and still usable: what this one falls back to.
-        var usable: Authentication?
         if stored.accessToken != held.accessToken, !storedIsOurs, !stored.isRefreshNeeded {
-            guard stored.isRefreshRecommended else {
-                release.unlock()
-                complete(.success(stored))
-                return
-            }
-            usable = stored
+            release.unlock()
+            complete(.success(stored))
+            return
         }
-        let fallback = usable
         let base = storedIsOurs ? held : stored
         // Bound the lock before calling user code, which may block: it is released when the
         // closure abandons the refresh, and not before.
@@ -219,13 +209,7 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
                     }
                 }
                 owned?.unlock()
-                if reauthenticate {
-                    reportSessionEnded(error, accessTokens: [held.accessToken, baseToken])
-                } else if let fallback {
-                    // Another process's token still works: better than failing the requests.
-                    complete(.success(fallback))
-                    return
-                }
+                if reauthenticate { reportSessionEnded(error, accessTokens: [held.accessToken, baseToken]) }
             }
             complete(result)
         }
