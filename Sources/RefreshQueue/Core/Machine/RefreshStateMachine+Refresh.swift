@@ -130,8 +130,11 @@ extension RefreshStateMachine {
         let expiredProbes = probes.prefix(while: { $0.arrivedAt + timeout <= now })
         probes.removeFirst(expiredProbes.count)
         if !expired.isEmpty || !expiredProbes.isEmpty {
-            refresh?.waitersTimedOut = true
-            let waited = refresh.map { now - $0.startedAt } ?? timeout
+            // Only waiters held by the refresh (not by a slow `find()` or freshness read) make its
+            // result late.
+            let heldByRefresh = (linePhase == .held && !expired.isEmpty) || !expiredProbes.isEmpty
+            if heldByRefresh { refresh?.waitersTimedOut = true }
+            let waited = heldByRefresh ? refresh.map { now - $0.startedAt } ?? timeout : timeout
             actions.events.append(.refreshTimedOut(after: waited))
             var all = expired + expiredProbes
             if !expiredProbes.isEmpty { all.sort { $0.ticket < $1.ticket } }
