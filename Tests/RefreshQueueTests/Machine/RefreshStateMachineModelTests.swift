@@ -467,8 +467,8 @@ private struct ModelWorld {
             delivery = Delivery(
                 tickets: answers.waiters.map(\.ticket), onPump: byPump, firstOfPump: byPump, told: false)
         }
-        if machine.deferredAnswers.count > deferredGroups.count {
-            let group = machine.deferredAnswers[deferredGroups.count]
+        if machine.delivery.deferred.count > deferredGroups.count {
+            let group = machine.delivery.deferred[deferredGroups.count]
             if delivery == nil { failure = "answers deferred while no group is being delivered (\(label))" }
             record(group, label + ", deferred")
             deferredGroups.append(group.waiters.map(\.ticket))

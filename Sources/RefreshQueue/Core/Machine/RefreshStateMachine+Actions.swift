@@ -108,3 +108,23 @@ extension RefreshStateMachine {
         let recommendationAfter: TimeInterval?
     }
 }
+
+extension RefreshStateMachine {
+    /// Who delivers answers: nobody, or one deliverer, who also delivers the groups handed out
+    /// while it delivers, in the order they were handed out.
+    enum Delivery: Sendable {
+        case idle
+        case busy(deferred: [Answers])
+
+        /// The groups waiting for the deliverer.
+        var deferred: [Answers] {
+            guard case .busy(let deferred) = self else { return [] }
+            return deferred
+        }
+
+        var isBusy: Bool {
+            guard case .busy = self else { return false }
+            return true
+        }
+    }
+}

@@ -116,11 +116,14 @@ extension RefreshStateMachine {
     /// one group at a time keeps completions in arrival order and never runs two at once, whoever
     /// answers: the pump, a timer, a refresh that ended.
     mutating func delivered() -> Answers? {
-        guard !deferredAnswers.isEmpty else {
-            delivering = false
+        var deferred = delivery.deferred
+        guard !deferred.isEmpty else {
+            delivery = .idle
             return nil
         }
-        return deferredAnswers.removeFirst()
+        let next = deferred.removeFirst()
+        delivery = .busy(deferred: deferred)
+        return next
     }
 
     // MARK: - The pump

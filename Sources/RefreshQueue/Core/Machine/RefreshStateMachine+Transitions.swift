@@ -120,10 +120,11 @@ extension RefreshStateMachine {
         assert(actions.answers == nil, "one event answers one group of waiters")
         unanswered += waiters.count
         let group = Answers(waiters: waiters, outcome: outcome)
-        if delivering {
-            deferredAnswers.append(group)
-        } else {
-            delivering = true
+        switch delivery {
+        case .busy(let deferred):
+            delivery = .busy(deferred: deferred + [group])
+        case .idle:
+            delivery = .busy(deferred: [])
             actions.answers = group
         }
     }

@@ -67,10 +67,8 @@ struct RefreshStateMachine: Sendable {
     var pumpPending = false
     /// Waiters handed out for answering and not yet reported answered.
     var unanswered = 0
-    /// A group of answers is being delivered; groups handed out meanwhile wait in
-    /// `deferredAnswers`, in order, for the same deliverer.
-    var delivering = false
-    var deferredAnswers: [Answers] = []
+    /// Whether a group of answers is being delivered, and the groups handed out meanwhile.
+    var delivery = Delivery.idle
     /// The earliest wait timer armed and not yet fired.
     var timerDeadline: TimeInterval?
     /// Refreshes counted against the refresh window.
@@ -206,8 +204,8 @@ extension RefreshStateMachine {
         return Snapshot(
             credential: credential?.value, generation: credential?.generation, waiting: line.count,
             probes: probes.count, isHeld: linePhase == .held, isMoving: linePhase == .moving,
-            pumpPending: pumpPending, unanswered: unanswered, delivering: delivering,
-            deferred: deferredAnswers.reduce(0) { $0 + $1.waiters.count }, refreshAttempt: refresh?.id,
+            pumpPending: pumpPending, unanswered: unanswered, delivering: delivery.isBusy,
+            deferred: delivery.deferred.reduce(0) { $0 + $1.waiters.count }, refreshAttempt: refresh?.id,
             refreshGeneration: refresh?.generation,
             earliestWaitDeadline: earliestWaitDeadline, armedWaitTimer: timerDeadline)
     }
