@@ -11,7 +11,11 @@ import FoundationNetworking
 /// Waiting requests complete in arrival order, one at a time, whoever answers them: the pump, a
 /// wait timer, a refresh that ended. And the timers keep `refreshTimeout` however busy the
 /// global thread pool is.
-@Suite("Delivery order and timers", .serialized, .timeLimit(.minutes(2)))
+///
+/// Exclusive: one test takes every thread of the global pool, which stalls whatever else runs in
+/// the process meanwhile (a soak's token server among them), and the others count on timers firing
+/// on time.
+@Suite("Delivery order and timers", .serialized, .exclusive, .timeLimit(.minutes(5)))
 struct DeliveryOrderTests {
     /// Requests that time out in many batches, each batch answered by its own timer: before the
     /// fix, two timers' batches overlapped (hundreds of requests out of order, two or three
