@@ -6,6 +6,10 @@ import Glibc
 import Musl
 #endif
 
+#if !canImport(Darwin) && canImport(Synchronization)
+import Synchronization
+#endif
+
 /// A fixed set of locks shared by many small, short-lived objects (waiting requests, futures),
 /// each guarded by the one its address picks.
 ///
@@ -44,10 +48,45 @@ enum SharedLocks {
         return mutexes
     }()
 
+    #if !canImport(Darwin) && canImport(Synchronization)
+    /// The address of ``mutexes`` once a thread has read it, `0` before: a global initialized with
+    /// a constant, which needs no lazy initialization. Reading ``mutexes`` itself goes through the
+    /// runtime's once-only initialization on every use, a call into the runtime that cost more than
+    /// the rest of taking the lock (a future's stage takes two). Published with release and read
+    /// with acquire ordering, so a thread that reads the address also sees the mutexes it set up.
+    ///
+    /// Not on Apple systems, where `Atomic` needs iOS 18 and macOS 15: there every use reads
+    /// ``mutexes``.
+    @usableFromInline static let publishedAddress = Atomic<UInt>(0)
+    #endif
+
+    /// The address of ``mutexes``.
+    @inlinable
+    static var base: UnsafeMutableRawPointer {
+        #if !canImport(Darwin) && canImport(Synchronization)
+        if let known = UnsafeMutableRawPointer(bitPattern: publishedAddress.load(ordering: .acquiring)) {
+            return known
+        }
+        return publish()
+        #else
+        return mutexes
+        #endif
+    }
+
+    #if !canImport(Darwin) && canImport(Synchronization)
+    /// Reads ``mutexes`` (setting them up the first time) and publishes their address.
+    @usableFromInline
+    static func publish() -> UnsafeMutableRawPointer {
+        let mutexes = mutexes
+        publishedAddress.store(UInt(bitPattern: mutexes), ordering: .releasing)
+        return mutexes
+    }
+    #endif
+
     /// Runs `body` holding the lock that guards `object`.
     @inlinable
     static func withLock<Result>(for object: AnyObject, _ body: () throws -> Result) rethrows -> Result {
-        let mutex = (mutexes + index(of: object) * stride).assumingMemoryBound(to: pthread_mutex_t.self)
+        let mutex = (base + index(of: object) * stride).assumingMemoryBound(to: pthread_mutex_t.self)
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
