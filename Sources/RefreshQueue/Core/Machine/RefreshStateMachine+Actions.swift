@@ -126,5 +126,31 @@ extension RefreshStateMachine {
             guard case .busy = self else { return false }
             return true
         }
+
+        /// Hands `group` out: to the caller (returned) when nobody delivers, else to the
+        /// deliverer, after the groups already waiting for it.
+        mutating func handOut(_ group: Answers) -> Answers? {
+            guard case .busy(var deferred) = self else {
+                self = .busy(deferred: [])
+                return group
+            }
+            self = .idle  // so that the list is not shared, and the append does not copy it
+            deferred.append(group)
+            self = .busy(deferred: deferred)
+            return nil
+        }
+
+        /// The deliverer is done with its group: the next one waiting for it, or `nil` (and idle)
+        /// when none is left.
+        mutating func next() -> Answers? {
+            guard case .busy(var deferred) = self, !deferred.isEmpty else {
+                self = .idle
+                return nil
+            }
+            self = .idle  // as in `handOut(_:)`
+            let next = deferred.removeFirst()
+            self = .busy(deferred: deferred)
+            return next
+        }
     }
 }

@@ -116,14 +116,7 @@ extension RefreshStateMachine {
     /// one group at a time keeps completions in arrival order and never runs two at once, whoever
     /// answers: the pump, a timer, a refresh that ended.
     mutating func delivered() -> Answers? {
-        var deferred = delivery.deferred
-        guard !deferred.isEmpty else {
-            delivery = .idle
-            return nil
-        }
-        let next = deferred.removeFirst()
-        delivery = .busy(deferred: deferred)
-        return next
+        delivery.next()
     }
 
     // MARK: - The pump

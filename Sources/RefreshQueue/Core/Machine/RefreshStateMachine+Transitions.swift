@@ -119,14 +119,7 @@ extension RefreshStateMachine {
         guard !waiters.isEmpty else { return }
         assert(actions.answers == nil, "one event answers one group of waiters")
         unanswered += waiters.count
-        let group = Answers(waiters: waiters, outcome: outcome)
-        switch delivery {
-        case .busy(let deferred):
-            delivery = .busy(deferred: deferred + [group])
-        case .idle:
-            delivery = .busy(deferred: [])
-            actions.answers = group
-        }
+        actions.answers = delivery.handOut(Answers(waiters: waiters, outcome: outcome))
     }
 
     /// Arms a wait timer for the earliest deadline still to come, unless one is armed for it.
