@@ -40,8 +40,6 @@ extension RefreshingRequestClosure {
     /// - Throws: A ``RefreshQueueError`` when the request could not be signed, `CancellationError`,
     ///   or the session's error (a `URLError`).
     public func data(for request: URLRequest, using session: URLSession) async throws -> (Data, URLResponse) {
-        // The token belongs to the request's own origin, whatever origins the redirects pass.
-        let tokenOrigin = Origin(request.url)
         var outgoing = try await authorize(request)
         var redirects = 0
         var retried = false
@@ -51,10 +49,12 @@ extension RefreshingRequestClosure {
             if let next = redirect(of: outgoing, answeredBy: http), Self.canResend(outgoing, to: next) {
                 redirects += 1
                 guard redirects <= Self.maximumRedirects else { throw URLError(.httpTooManyRedirects) }
-                // Same origin as this hop and as the request: signed again with the token held now;
-                // any other (A → B → B included): no token.
+                // Same origin as this hop and as the request (the token belongs to the request's own
+                // origin, whatever origins the redirects pass; parsed only when a redirect comes):
+                // signed again with the token held now; any other (A → B → B included): no token.
                 let origin = Origin(next.url)
-                outgoing = origin == Origin(outgoing.url) && origin == tokenOrigin ? try await authorize(next) : next
+                let staysWithToken = origin == Origin(outgoing.url) && origin == Origin(request.url)
+                outgoing = staysWithToken ? try await authorize(next) : next
                 continue
             }
             guard http.statusCode == 401, !retried, carriesToken(outgoing), outgoing.httpBodyStream == nil else {
