@@ -97,6 +97,15 @@ extension RefreshStateMachine {
         var isTransport = false
         var retryAfter: TimeInterval?
         var requiresReauthentication = false
+
+        /// What the refresh's waiters fail with: ``RefreshQueueError/notAuthenticated`` as it is
+        /// when the refresh found nobody logged in (the stored authentication was removed by a
+        /// logout or a refused refresh elsewhere), any other error wrapped in
+        /// ``RefreshQueueError/refreshFailed(_:)``.
+        var answer: RefreshQueueError {
+            if let known = error as? RefreshQueueError, known == .notAuthenticated { return known }
+            return .refreshFailed(error)
+        }
     }
 
     /// What the fast path may sign with.

@@ -59,19 +59,20 @@ extension RefreshStateMachine {
                 releaseHold(now: now, into: &actions)
             }
         case .failed(let failure):
+            let error = failure.answer
             if failure.isTransport {
                 recentRefreshes.removeAll { $0.id == id }
             }
             if let delay = failure.retryAfter, delay > 0 {
                 if let old = retryAfter { actions.displaced.append(old.error) }
-                retryAfter = Backoff(until: now + delay, error: .refreshFailed(failure.error))
+                retryAfter = Backoff(until: now + delay, error: error)
             }
             let current = attempt.epoch == epoch && credential?.generation == attempt.generation
-            answer(probes, .fail(.refreshFailed(failure.error)), into: &actions)
+            answer(probes, .fail(error), into: &actions)
             if lineWasHeld {
-                actions.events.append(.refreshFailed(.refreshFailed(failure.error), duration: duration))
+                actions.events.append(.refreshFailed(error, duration: duration))
                 if current {
-                    approveLine(.fail(.refreshFailed(failure.error)))
+                    approveLine(.fail(error))
                     if failure.requiresReauthentication { forgetCredential(into: &actions) }
                 }
                 actions.events.append(.requestsResumed(waiting: waiting))
@@ -80,9 +81,9 @@ extension RefreshStateMachine {
                 // Nobody waited: the current token stays in use; try again later.
                 if current { backOffAhead(requiresReauthentication: failure.requiresReauthentication, now: now) }
                 actions.events.append(
-                    .refreshAheadFailed(.refreshFailed(failure.error), duration: duration))
+                    .refreshAheadFailed(error, duration: duration))
             } else {
-                actions.events.append(.refreshFailed(.refreshFailed(failure.error), duration: duration))
+                actions.events.append(.refreshFailed(error, duration: duration))
                 if current, failure.requiresReauthentication, refresh == nil {
                     forgetCredential(into: &actions)
                 }
