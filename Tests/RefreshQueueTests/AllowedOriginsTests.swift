@@ -42,11 +42,13 @@ struct AllowedOriginsTests {
         #expect(results.results[0]?.authorization == nil)
     }
 
-    /// README: `.all` signs https (and wss) requests; a URL with no host, or of a scheme with no
-    /// known port, has no origin the token could be meant for, and passes unchanged.
+    /// README: `.all` signs https (and wss) requests; a URL with no host, or of another scheme than
+    /// http, https, ws and wss (with a port or without), has no origin the token could be meant
+    /// for, and passes unchanged.
     @Test(arguments: [
         ("https://anything.example.test/v1/me", true), ("wss://anything.example.test/socket", true),
-        ("file:///etc/passwd", false), ("app://api/v1/me", false), ("/v1/me", false),
+        ("file:///etc/passwd", false), ("app://api/v1/me", false), ("app://api:8080/v1/me", false),
+        ("/v1/me", false),
     ])
     func everyOriginSignsHTTPSAndPassesURLsWithoutAnOrigin(url: String, isSigned: Bool) async throws {
         let closure = closure(.all)
@@ -56,14 +58,18 @@ struct AllowedOriginsTests {
         if !isSigned { #expect(result == request) }
     }
 
-    @Test(arguments: ["http://api.example.test/v1/me", "http://10.0.0.8:8080/v1/me", "HTTP://Example.COM"])
+    @Test(arguments: [
+        "http://api.example.test/v1/me", "http://10.0.0.8:8080/v1/me", "HTTP://Example.COM",
+        "ws://api.example.test/socket",
+    ])
     func plainHTTPToAnotherMachineIsRefusedWithATypedError(url: String) async throws {
         let closure = closure(.all)
         await #expect {
             try await closure.authorize(URLRequest(url: URL(string: url)!))
         } throws: { error in
             guard case RefreshQueueError.insecureRequest(let host) = error else { return false }
-            return url.lowercased().contains(host) && !error.localizedDescription.contains("secret-token")
+            let text = error.localizedDescription
+            return url.lowercased().contains(host) && text.contains(host) && !text.contains("secret-token")
         }
     }
 

@@ -7,16 +7,18 @@ struct Origin: Sendable, Hashable {
     let host: String
     let port: Int
 
-    /// The origin of `url`; `nil` for a URL without a scheme or host (a file URL, say).
+    /// The origin of `url`; `nil` for a URL without a scheme or host (a file URL, say), or of a
+    /// scheme other than http, https, ws and wss (an app's own scheme, even with a port): nothing
+    /// a token is sent to over the network.
     init?(_ url: URL?) {
-        guard let url, let scheme = url.scheme?.lowercased(), var host = url.host?.lowercased(), !host.isEmpty
+        guard let url, let scheme = url.scheme?.lowercased(), let defaultPort = Self.defaultPort(of: scheme),
+            var host = url.host?.lowercased(), !host.isEmpty
         else { return nil }
         // `[::1]` and `::1` are one host.
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard let port = url.port ?? Self.defaultPort(of: scheme) else { return nil }
         self.scheme = scheme
         self.host = host
-        self.port = port
+        self.port = url.port ?? defaultPort
     }
 
     /// How a URL of this origin begins: `scheme://host`, and with the port spelled out.

@@ -35,9 +35,9 @@ public enum RefreshQueueError: Error, Sendable {
     /// not logged out; try again later. The associated error is the store's.
     case authenticationUnreadable(any Error)
 
-    /// The request would be signed but goes to plain `http://` on `host`, another machine: the
-    /// token would travel unencrypted. Use https, or ``AllowedOrigins/allowingPlainHTTP()`` for a
-    /// development server. The request was not signed.
+    /// The request would be signed but goes to plain `http://` (or `ws://`) on `host`, another
+    /// machine: the token would travel unencrypted. Use https (wss), or
+    /// ``AllowedOrigins/allowingPlainHTTP()`` for a development server. The request was not signed.
     case insecureRequest(host: String)
 }
 
@@ -65,8 +65,8 @@ extension RefreshQueueError: CustomStringConvertible {
         case .insecureRequest(let host):
             let printable = String(
                 host.unicodeScalars.filter { (0x21...0x7E).contains($0.value) }.map(Character.init).prefix(100))
-            return "The request goes to http://\(printable) without encryption; the token is only sent over https "
-                + "(or to this machine). The request was not signed."
+            return "The request goes to \(printable) without encryption (http or ws); the token is only sent over "
+                + "https or wss (or to this machine). The request was not signed."
         }
     }
 }
