@@ -246,7 +246,8 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     /// Forgets the authentication held in memory; the next request calls `find()` again.
     ///
     /// Call it after logging out or after storing a new authentication yourself. A refresh that
-    /// is running when you call this still ends its waiting requests, but its result is not kept.
+    /// is running when you call this is not adopted when it ends: the requests waiting for it go on
+    /// with what `find()` gives then.
     public func invalidate() {
         let now = self.now()
         perform(update { $0.invalidate(now: now) })
