@@ -371,6 +371,26 @@ struct AdoptAndRefreshIfNeededTests {
         #expect(service.refreshCount == 1)
     }
 
+    /// After a refresh ahead failed, a token that still works is kept until its back-off ends:
+    /// `refreshIfNeeded` then succeeds at once, without a refresh, as documented.
+    @Test func refreshIfNeededKeepsAWorkingTokenWhileNoRefreshAheadMayStart() async throws {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("ageing", recommended: true))
+        let closure = Closure.make(service)
+        _ = try await closure.authorize(makeRequest())
+        await service.started.wait(for: 1)
+        service.completePending(with: .failure(ExampleError(code: 7)))
+        let done = Completions<Result<Void, any Error>>()
+        closure.refreshIfNeeded { done.record(0, $0) }
+        await done.wait(for: 1)
+        guard case .success = done.results[0] else {
+            Issue.record("expected success, got \(String(describing: done.results[0]))")
+            return
+        }
+        #expect(service.refreshCount == 1)
+        #expect(closure.signsAtOnce(with: "Bearer ageing"))
+    }
+
     /// `refreshIfNeeded` holds no request: a request sent right after it, while the refresh ahead
     /// it started or joined runs, is signed before `authorize` returns.
     @Test(arguments: [false, true])

@@ -22,9 +22,9 @@ extension RefreshingRequestClosure {
     /// - Redirects are followed here, not by the session (whose Linux implementation copies every
     ///   header, the token included, to any `Location`). A redirect within the same origin is
     ///   signed again with the current token; one that changes scheme, host or port (https to
-    ///   http included) goes out without any token. 307 and 308 keep the method and body; 301,
-    ///   302 and 303 turn a `POST` into a `GET` without body, as browsers do. At most
-    ///   10 redirects (then `URLError(.httpTooManyRedirects)`).
+    ///   http included) goes out without any token. 307 and 308 keep the method and body; 301
+    ///   and 302 turn a `POST` into a `GET` without body, and 303 any method but `HEAD`, as
+    ///   browsers do. At most 10 redirects (then `URLError(.httpTooManyRedirects)`).
     /// - The request is retried at most once after a 401, so a server that rejects every token
     ///   cannot cause a loop, and only for a 401 from the origin the token was sent to; the
     ///   answer to the retry is returned whatever it is. A `Data` body (`httpBody`) is sent again

@@ -272,7 +272,9 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     /// expiring token. Loads the authentication first if none is held. When a refresh ahead is
     /// already running, it waits for that one; it never starts a second. Requests are not held
     /// by it: they are signed meanwhile as usual. Like a request, it waits at most
-    /// `refreshTimeout`.
+    /// `refreshTimeout`. A token that still works but recommends a refresh which may not start
+    /// now (a refresh ahead of it failed, a `Retry-After` pause runs, or only the refresh window's
+    /// last place is left, kept for expiry) is left as it is: `completion` succeeds at once.
     ///
     /// - Returns: A task whose ``AuthorizationTask/cancel()`` stops the wait with
     ///   ``RefreshQueueError/cancelled``; you may ignore it.

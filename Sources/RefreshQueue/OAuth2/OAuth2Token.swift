@@ -14,8 +14,9 @@ public struct OAuth2Token: Sendable, Equatable {
     public var refreshToken: String?
     /// The scope the server granted, when it said.
     public var scope: String?
-    /// When the token response was received; kept to about a microsecond, so that a token read
-    /// back from a store is `==` to the one saved.
+    /// When the token was issued. ``TokenEndpointClient`` sets it to when the token's request
+    /// was sent (the server issued it later, so the token never looks fresher than it is). Kept
+    /// to about a microsecond, so that a token read back from a store is `==` to the one saved.
     public var issuedAt: Date {
         didSet { issuedAt = issuedAt.exactlyStorable }
     }

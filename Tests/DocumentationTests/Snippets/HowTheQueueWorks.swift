@@ -15,7 +15,9 @@ struct ExpiringAuthentication: RefreshableAuthentication {
     var isRefreshRecommended: Bool { expiresAt.timeIntervalSinceNow < 300 }
     // Requests wait for a refresh.
     var isRefreshNeeded: Bool { expiresAt.timeIntervalSinceNow < 10 }
+}
 
+extension ExpiringAuthentication {
     func refresh() -> Future<ExpiringAuthentication> {
         Future(error: URLError(.notConnectedToInternet))
     }
