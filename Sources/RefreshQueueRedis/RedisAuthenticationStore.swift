@@ -96,7 +96,8 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
     /// Stores `value` as JSON, replacing what was stored.
     ///
     /// - Throws: ``RedisError/codingFailed(_:)`` when `value` does not encode,
-    ///   ``RedisError/replyTooLarge(limit:)`` when it is larger than the configured bound, or the
+    ///   ``RedisError/replyTooLarge(limit:)`` when it would not read back within the configured
+    ///   bound (``RedisConfiguration/maximumReplySize``, which counts a few bytes of framing), or the
     ///   error that kept the server from storing it.
     public func save(_ value: Value) throws {
         let data: Data
@@ -105,7 +106,8 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
         } catch {
             throw RedisError.codingFailed("the value does not encode as JSON")
         }
-        guard data.count <= configuration.maximumReplySize else {
+        // What is saved must read back: the reply to GET frames the value with a few bytes.
+        guard RESPParser.bulkString(ofLength: data.count, fits: configuration.maximumReplySize) else {
             throw RedisError.replyTooLarge(limit: configuration.maximumReplySize)
         }
         let reply = try client.run(RESPCommand("SET", [key], value: Array(data)))

@@ -18,7 +18,9 @@ public struct RedisConfiguration: Sendable, CustomStringConvertible, CustomRefle
     public var connectTimeout: TimeInterval
     /// Seconds a command may wait for its reply before it fails with ``RedisError/timedOut(_:)``.
     public var commandTimeout: TimeInterval
-    /// The largest reply, and the largest value stored, in bytes (default 1 MiB).
+    /// The largest reply read, in bytes as they come from the server (default 1 MiB; at least
+    /// 64). A value is saved only if its reply fits: one a few bytes under the bound is refused
+    /// by `save`, with ``RedisError/replyTooLarge(limit:)``, rather than stored unreadable.
     public var maximumReplySize: Int
 
     /// A configuration; every parameter but `host` and `port` is optional.

@@ -19,7 +19,20 @@ struct RESPParser {
     private var start = 0
 
     init(maximumReplySize: Int) {
-        self.maximumReplySize = max(64, maximumReplySize)
+        self.maximumReplySize = Self.bound(maximumReplySize)
+    }
+
+    /// The bound a parser made with `maximumReplySize` keeps: never below 64 bytes, so that
+    /// short replies (`+OK`, an error line) always fit.
+    static func bound(_ maximumReplySize: Int) -> Int {
+        max(64, maximumReplySize)
+    }
+
+    /// Whether a value of `count` bytes, read back as a bulk string (`$`, its length, a line end,
+    /// the bytes, a line end), fits a parser made with `maximumReplySize`.
+    static func bulkString(ofLength count: Int, fits maximumReplySize: Int) -> Bool {
+        let framing = 1 + String(count).utf8.count + 2 + 2
+        return count <= bound(maximumReplySize) - framing
     }
 
     /// Bytes received and not yet parsed.

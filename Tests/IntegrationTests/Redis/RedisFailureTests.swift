@@ -135,6 +135,34 @@ struct RedisFailureTests {
         #expect(try store.read() == nil)
     }
 
+    /// Whatever `save` accepts reads back: the bound is on the reply, which frames the value with
+    /// a few bytes (`$`, its length, two line ends), so a value just under the bound is refused
+    /// when saved rather than stored and then unreadable (read back as logged out).
+    @Test(.enabled(if: RedisFixture.enabled, RedisFixture.skipReason))
+    func everyValueThatIsSavedReadsBackUpToTheBound() throws {
+        let server = try RedisFixture.server()
+        defer { server.stop() }
+        let store = RedisAuthenticationStore<OAuth2Token>(
+            key: RedisFixture.uniqueKey(),
+            configuration: RedisConfiguration(port: server.port, password: server.password, maximumReplySize: 256))
+        var saved = 0
+        var refused = 0
+        for length in 100...260 {
+            let token = OAuth2Token(accessToken: String(repeating: "a", count: length), refreshToken: "r")
+            do {
+                try store.save(token)
+            } catch {
+                #expect(error as? RedisError == .replyTooLarge(limit: 256))
+                refused += 1
+                continue
+            }
+            saved += 1
+            #expect(try store.read()?.accessToken == token.accessToken, "a saved value of \(length) bytes")
+        }
+        #expect(saved > 0)
+        #expect(refused > 0)
+    }
+
     @Test(.enabled(if: RedisFixture.enabled, RedisFixture.skipReason))
     func aValueThatDoesNotDecodeReadsAsNoAuthentication() throws {
         let server = try RedisFixture.server()
