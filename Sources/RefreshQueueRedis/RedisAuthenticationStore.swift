@@ -30,8 +30,10 @@ import RefreshQueue
 /// the password appears in no description, mirror or error.
 ///
 /// Every method blocks the calling thread for at most the configuration's deadlines (connecting
-/// and each command); ``lock(timeout:)`` also waits for the lock for at most `timeout`. A dropped
-/// connection is opened again on the next call.
+/// and each command); ``lock(timeout:)`` also waits for the lock for at most `timeout`. Resolving
+/// a host name is the exception: the system's resolver has no deadline, so give the server as an
+/// IP address (or a name the hosts file resolves) where a slow DNS must not hold a request. A
+/// dropped connection is opened again on the next call.
 public final class RedisAuthenticationStore<Value: Codable & Sendable>: CoordinatedAuthenticationStore,
     CustomStringConvertible, CustomReflectable
 {

@@ -15,6 +15,8 @@ public struct RedisConfiguration: Sendable, CustomStringConvertible, CustomRefle
     /// The logical database (`SELECT`), default 0.
     public var database: Int
     /// Seconds a connection attempt may take before it fails with ``RedisError/timedOut(_:)``.
+    /// Resolving ``host`` comes before and has no deadline: give an IP address where a slow DNS
+    /// must not hold a request.
     public var connectTimeout: TimeInterval
     /// Seconds a command may wait for its reply before it fails with ``RedisError/timedOut(_:)``.
     public var commandTimeout: TimeInterval
@@ -23,7 +25,7 @@ public struct RedisConfiguration: Sendable, CustomStringConvertible, CustomRefle
     /// by `save`, with ``RedisError/replyTooLarge(limit:)``, rather than stored unreadable.
     public var maximumReplySize: Int
 
-    /// A configuration; every parameter but `host` and `port` is optional.
+    /// A configuration; every parameter has a default (a server on this machine, port 6379).
     public init(
         host: String = "127.0.0.1",
         port: Int = 6379,

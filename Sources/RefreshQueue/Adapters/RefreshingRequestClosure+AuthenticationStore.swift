@@ -31,8 +31,9 @@ extension RefreshingRequestClosure {
     /// - Parameters:
     ///   - store: Where the authentication is loaded from and saved to.
     ///   - options: Every other option; see ``Options`` for each default.
-    ///   - onReauthenticationRequired: Called once for each refresh that failed because only a
-    ///     new login helps, after the stored authentication was removed.
+    ///   - onReauthenticationRequired: Called once for each ended session (a refresh refused
+    ///     because only a new login helps, or the store found emptied by another closure or
+    ///     process), after the stored authentication was removed; not once per refresh or request.
     public convenience init<Store: AuthenticationStore>(
         store: Store,
         options: Options = Options(),

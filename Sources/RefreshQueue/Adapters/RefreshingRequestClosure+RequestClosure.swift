@@ -23,8 +23,9 @@ extension RefreshingRequestClosure {
     ///
     /// `done` is called exactly once: on ``Options/completionQueue`` when the options name one;
     /// otherwise at once, on the caller's thread, when the request is signed without waiting or
-    /// refused before any refresh, and later from the closure's queue, or from its timer queue
-    /// when the wait timed out, one at a time in arrival order (Moya hops to its `callbackQueue` only for network answers, so
+    /// refused before any refresh, and later from a thread of the closure's (its queue, its timer
+    /// queue when the wait timed out, or the thread where the refresh ended), one at a time in
+    /// arrival order (Moya hops to its `callbackQueue` only for network answers, so
     /// set `completionQueue` to it when your failure handling expects that queue). Do not
     /// combine it with Moya's `AccessTokenPlugin`, which adds a second `Authorization` value.
     ///

@@ -12,6 +12,7 @@ import FoundationNetworking
 /// extension Endpoint: @retroactive URLRequestProviding {}
 /// ```
 public protocol URLRequestProviding {
-    /// Builds the request. Errors thrown here reach the provider unchanged.
+    /// Builds the request. An error thrown here that already is the provider's error type reaches
+    /// it unchanged; any other goes through the request closure's `mapError` first.
     func urlRequest() throws -> URLRequest
 }

@@ -55,8 +55,12 @@ public struct AllowedOrigins: Sendable, Equatable {
         AllowedOrigins(origins: Set(urls.compactMap(Origin.init)), plainHTTP: false)
     }
 
-    /// The same origins, and plain `http://` to any of them too: the token then travels
-    /// unencrypted. For a development server on a private network; never in production.
+    /// The same origins, with those of plain `http://` (or `ws://`) signed instead of refused:
+    /// the token then travels unencrypted. List the server by its `http://` URL
+    /// (`.only(URL(string: "http://dev.local:8080")!).allowingPlainHTTP()`): an `https://`
+    /// origin does not cover the same host over http, whose requests pass unsigned. On ``all``,
+    /// every plain-http origin is signed. For a development server on a private network; never in
+    /// production.
     public func allowingPlainHTTP() -> AllowedOrigins {
         AllowedOrigins(origins: origins, plainHTTP: true)
     }

@@ -59,7 +59,7 @@ public struct AuthorizationScheme: Sendable, Equatable {
     ///
     /// - Throws: ``RefreshQueueError/invalidToken`` when the token is empty or has a character that
     ///   could end the header or smuggle another one (CR, LF, NUL, any control character, anything
-    ///   outside visible ASCII, or a leading or trailing space).
+    ///   outside printable ASCII, or a leading or trailing space; a space inside is allowed).
     public func headerValue(for token: String) throws(RefreshQueueError) -> String {
         guard Self.isUsableToken(token) else { throw .invalidToken }
         return valuePrefix + token
@@ -85,7 +85,8 @@ public struct AuthorizationScheme: Sendable, Equatable {
 
     // MARK: - Validation
 
-    /// Visible ASCII only, not empty, no surrounding spaces: a token cannot end the header line.
+    /// Printable ASCII only (0x20–0x7E), not empty, no surrounding spaces: a token cannot end the
+    /// header line.
     ///
     /// Checked on Unicode scalars: in Swift `"\r\n"` is a single `Character`.
     static func isUsableToken(_ token: String) -> Bool {

@@ -13,8 +13,8 @@ public enum RefreshQueueError: Error, Sendable {
     /// `find()`). The refresh itself keeps running; later requests wait for it again.
     case refreshTimedOut
 
-    /// The access token cannot be put in a header: it is empty, or contains control characters
-    /// (CR, LF, NUL, …) or characters outside visible ASCII.
+    /// The access token cannot be put in a header: it is empty, starts or ends with a space, or
+    /// contains control characters (CR, LF, NUL, …) or characters outside printable ASCII.
     case invalidToken
 
     /// The refresh failed; the associated error is the one `refresh()` failed with.

@@ -32,9 +32,10 @@
 /// ``RefreshingRequestClosure`` never calls these members while it holds a lock. It reads
 /// `isRefreshNeeded` and `isRefreshRecommended` from any thread (from the caller's thread when
 /// signing without waiting), so they must be cheap and thread-safe; `find()` is called on the
-/// closure's queue; `refresh()` is called on a global dispatch queue, at most once per generation
-/// of the authentication. Only a refresh that never ends is given up, after the closure's
-/// `abandonAfter`; then, and only then, may another refresh of the same token start.
+/// closure's queue; `refresh()` is called on a global dispatch queue, never twice at once for the
+/// same authentication. Only a refresh that never ends is given up, after the closure's
+/// `abandonAfter`; then, and only then, may another refresh of the same token start while it runs.
+/// After a refresh failed, the next one that is needed calls `refresh()` on the same value again.
 public protocol RefreshableAuthentication: Sendable {
     /// Whether the access token must be refreshed before it is used.
     ///
@@ -63,10 +64,12 @@ public protocol RefreshableAuthentication: Sendable {
 
     /// Obtains a fresh authentication, for example with an OAuth 2.0 `refresh_token` grant.
     ///
-    /// Called at most once per generation, however many requests are waiting. Complete the future
-    /// with the new authentication; persisting it is up to you (the closure keeps the new value in
-    /// memory either way). Complete it with an error when the refresh fails: every waiting request
-    /// then fails with ``RefreshQueueError/refreshFailed(_:)`` carrying that error.
+    /// Called once for all the requests waiting, however many; never twice at once for the same
+    /// value (after a failure, a later request may call it again). Complete the future with the
+    /// new authentication; persisting it is up to you (the closure keeps the new value in memory
+    /// either way). Complete it with an error when the refresh fails: every waiting request then
+    /// fails with ``RefreshQueueError/refreshFailed(_:)`` carrying that error, or with
+    /// ``RefreshQueueError/notAuthenticated`` itself when that is the error.
     ///
     /// Do not send the refresh itself through the closure that is refreshing: it would wait for
     /// itself until ``RefreshingRequestClosure``'s `refreshTimeout` fails that wait.

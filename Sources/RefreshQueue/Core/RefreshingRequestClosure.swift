@@ -32,7 +32,8 @@ import FoundationNetworking
 /// - Every request is answered within `refreshTimeout` of when it began to wait: with the new
 ///   token, with the refresh's error, or with ``RefreshQueueError/refreshTimedOut``. A refresh that
 ///   succeeds after its waiters timed out is still adopted, so a rotated refresh token is not lost.
-/// - A failed refresh fails every waiting request with ``RefreshQueueError/refreshFailed(_:)``;
+/// - A failed refresh fails every waiting request with ``RefreshQueueError/refreshFailed(_:)``
+///   (``RefreshQueueError/notAuthenticated`` as it is, when the refresh found nobody logged in);
 ///   the next request may refresh again.
 /// - Every completion handler is called exactly once, including after ``AuthorizationTask/cancel()``
 ///   and when the closure is released while requests wait.
@@ -138,10 +139,12 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     /// Signs `request` and calls `completion` exactly once with the signed request or an error.
     ///
     /// For code that predates async/await, and for providers with a callback-based request hook.
-    /// When a valid token is held and no request is waiting, `completion` runs at once, on the
-    /// caller's thread, before this method returns. Otherwise it runs later: on the closure's
-    /// queue, or, when the request timed out or the refresh could not start, on the thread that
-    /// noticed.
+    /// Without a ``Options/completionQueue``: when the request is answered without waiting (a
+    /// valid token is held and no request is waiting, the request is not to be signed, or it is
+    /// refused at once because no refresh may start now), `completion` runs at once, on the
+    /// caller's thread, before this method returns. Otherwise it runs later, on a thread of the
+    /// closure's (its queue, its timer queue, or the thread where the refresh ended), one at a
+    /// time and in arrival order; or on the thread that calls ``AuthorizationTask/cancel()``.
     ///
     /// - Returns: A task whose ``AuthorizationTask/cancel()`` completes a waiting request with
     ///   ``RefreshQueueError/cancelled``; you may ignore it.

@@ -27,8 +27,9 @@ extension RefreshingRequestClosure where Authentication == OAuth2Authentication 
     ///   - leeway: How long before its expiry a token counts as stale (and, earlier, as worth
     ///     refreshing in the background).
     ///   - options: Every other option; see ``Options`` for each default.
-    ///   - onReauthenticationRequired: Called once for each refresh that failed because only a
-    ///     new login helps, after the stored token was removed.
+    ///   - onReauthenticationRequired: Called once for each ended session (a refresh refused
+    ///     because only a new login helps, or the store found emptied by another closure or
+    ///     process), after the stored token was removed; not once per refresh or request.
     public convenience init<Store: AuthenticationStore>(
         client: TokenEndpointClient,
         store: Store,

@@ -19,7 +19,8 @@ import FoundationNetworking
 /// says. A successful answer must carry `access_token` and `token_type`; a new `refresh_token`
 /// replaces the old one and a missing one keeps it (RFC 6749 §6). Answers larger than 1 MiB are
 /// refused. Every request ends within ``requestTimeout``, however slowly the server answers.
-/// Errors are ``OAuth2Error``s. Printing the client never shows its secret.
+/// Errors are ``OAuth2Error``s (or `CancellationError` when the calling task is cancelled).
+/// Printing the client never shows its secret.
 public struct TokenEndpointClient: Sendable {
     /// The token endpoint.
     public var tokenURL: URL
@@ -109,7 +110,8 @@ public struct TokenEndpointClient: Sendable {
     /// - Parameters:
     ///   - token: The token to refresh; its refresh token is sent.
     ///   - scope: A narrower scope to ask for; `nil` keeps the granted one.
-    /// - Throws: ``OAuth2Error``; ``OAuth2Error/noRefreshToken`` when `token` has none.
+    /// - Throws: ``OAuth2Error``; ``OAuth2Error/noRefreshToken`` when `token` has none;
+    ///   `CancellationError` when the task is cancelled.
     public func refresh(_ token: OAuth2Token, scope: String? = nil) async throws -> OAuth2Token {
         try await refresh(token, scope: scope, deadline: nil)
     }
@@ -125,7 +127,7 @@ public struct TokenEndpointClient: Sendable {
     /// The `authorization_code` grant (RFC 6749 §4.1.3), with the PKCE `code_verifier` (RFC 7636)
     /// when the authorization request sent a challenge.
     ///
-    /// - Throws: ``OAuth2Error``.
+    /// - Throws: ``OAuth2Error``, or `CancellationError` when the task is cancelled.
     public func exchange(code: String, redirectURI: String, codeVerifier: String? = nil) async throws -> OAuth2Token {
         var parameters = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI)]
         if let codeVerifier { parameters.append(("code_verifier", codeVerifier)) }

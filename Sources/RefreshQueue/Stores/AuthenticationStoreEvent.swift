@@ -17,7 +17,10 @@ public enum AuthenticationStoreEvent: Sendable, Equatable, CustomStringConvertib
     case corruptFile(URL)
 
     /// The file exists but could not be read (for example `EACCES`; `EISDIR` for a directory,
-    /// `EINVAL` for a FIFO, socket or device); it was read as "no authentication".
+    /// `EINVAL` for a FIFO, socket or device). `load()` reads it as "no authentication";
+    /// `read()`, which closures use, does so only for what is not a file at all (`EISDIR`,
+    /// `EINVAL`, `ELOOP`, `ENOTDIR`) and otherwise throws
+    /// ``AuthenticationStoreError/io(operation:errno:)``, so that the user is not logged out.
     case unreadableFile(URL, errno: Int32)
 
     /// The file was written by a newer version of the app, in format version `found`; this
@@ -45,8 +48,7 @@ public enum AuthenticationStoreEvent: Sendable, Equatable, CustomStringConvertib
         case .corruptFile(let url):
             return "authentication file \(url.path) is corrupt; read as no authentication"
         case .unreadableFile(let url, let errno):
-            return "authentication file \(url.path) could not be read (\(ErrnoName.describe(errno))); "
-                + "read as no authentication"
+            return "authentication file \(url.path) could not be read (\(ErrnoName.describe(errno)))"
         case .futureFormatVersion(let url, let found, let supported):
             return "authentication file \(url.path) has format version \(found), newer than the supported "
                 + "\(supported); read as no authentication and not overwritten"
