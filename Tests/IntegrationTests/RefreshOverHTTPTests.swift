@@ -216,4 +216,22 @@ struct URLSessionAdapterTests {
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
     }
+
+    /// A task cancelled before it calls `data(for:using:)`: the request, signed without waiting,
+    /// is never sent, and the call throws `CancellationError`, as the README says.
+    @Test func aTaskCancelledBeforeTheCallSendsNothing() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let session = StubHarness.makeSession(timeout: 60)
+        let closure = RefreshingRequestClosure<StubAuthentication>(
+            options: .init(missingAuthentication: .sendUnsigned), find: { nil })
+        stub.resetCounters()
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await closure.data(
+                for: URLRequest(url: stub.baseURL.appendingPathComponent("v1/me")), using: session)
+        }
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(stub.counters.apiRequestsByStatus.isEmpty)
+    }
 }

@@ -53,6 +53,63 @@ struct StoreBackedClosureTests {
         #expect(store.load() == nil)
         #expect(results.results.values.allSatisfy { $0.refreshQueueError?.requiresReauthentication == true })
     }
+    /// The store cannot be read at the moment the refreshed token is to be saved (a Redis outage,
+    /// a locked device): the server has rotated the refresh token already, so the result is kept
+    /// and reported as not saved. Dropping it made the closure load the old token again and send
+    /// its spent refresh token a second time, which a server with reuse detection answers by
+    /// revoking the whole session.
+    @Test func aRefreshedTokenIsKeptWhenTheStoreCannotBeReadAtTheSave() async throws {
+        let service = TokenService()
+        // Read 1 finds the expired token, read 2 is the refresh's look under the lock, read 3
+        // the check before the save.
+        let store = FlakyReadStore(service.authentication("expired", stale: true), failingReads: [3])
+        let events = Protected<[RefreshEvent]>([])
+        let closure = Closure(store: store, options: .init(onEvent: { event in events.withLock { $0.append(event) } }))
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
+        #expect(service.refreshedFrom == ["expired"])
+        #expect(store.load()?.accessToken == "expired")
+        #expect(events.current.contains { if case .saveFailed = $0 { true } else { false } })
+        // The next refresh starts from the kept token, and its result replaces the old one.
+        let again = try await closure.reauthorize(signed)
+        #expect(again.value(forHTTPHeaderField: "Authorization") == "Bearer token-2")
+        #expect(service.refreshedFrom == ["expired", "token-1"])
+        #expect(store.load()?.accessToken == "token-2")
+    }
+}
+
+/// A store whose reads number `failingReads` (counted from 1) throw, as an outage would.
+final class FlakyReadStore: AuthenticationStore, Sendable {
+    struct Unavailable: Error {}
+
+    private let state: Protected<(value: FakeAuthentication?, reads: Int)>
+    private let failingReads: Set<Int>
+
+    init(_ value: FakeAuthentication?, failingReads: Set<Int>) {
+        state = Protected((value, 0))
+        self.failingReads = failingReads
+    }
+
+    func load() -> FakeAuthentication? {
+        state.withLock { $0.value }
+    }
+
+    func read() throws -> FakeAuthentication? {
+        let (value, read) = state.withLock { state in
+            state.reads += 1
+            return (state.value, state.reads)
+        }
+        if failingReads.contains(read) { throw Unavailable() }
+        return value
+    }
+
+    func save(_ value: FakeAuthentication) throws {
+        state.withLock { $0.value = value }
+    }
+
+    func remove() throws {
+        state.withLock { $0.value = nil }
+    }
 }
 
 /// A store whose loads return the given values in turn (the last one from then on).

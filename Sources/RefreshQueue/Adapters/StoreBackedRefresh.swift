@@ -17,9 +17,12 @@ import Foundation
 ///    held here, is still fresh, and is not one this process replaced itself), adopt it;
 /// 3. otherwise refresh the newest of the two (the stored one has the newest refresh token should
 ///    another process have rotated it), save the result if the store still holds what was
-///    refreshed, release the lock. If the store holds something else by then (a logout or a
-///    login meanwhile wins), the result is neither saved nor adopted: the refresh fails with
-///    ``RefreshSuperseded`` and the closure loads afresh.
+///    refreshed (or an older token this process refreshed away, whose save was missed), release
+///    the lock. If the store holds something else by then (a logout or a login meanwhile wins),
+///    the result is neither saved nor adopted: the refresh fails with ``RefreshSuperseded`` and
+///    the closure loads afresh. If the store cannot be read then, nothing is saved over it, but
+///    the result is used and the save reported as failed: its refresh token may be the only one
+///    the server still accepts.
 ///
 /// The lock is held until the refresh has ended, so no other process can send the same refresh
 /// token meanwhile, or until the closure abandons the refresh (`abandonAfter` after it started):
@@ -185,19 +188,19 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
                 }
                 // Save only over what was refreshed: a logout or a login meanwhile wins, and then
                 // the result is not used either.
-                var saved = false
-                if locked {
-                    if (try? load())??.accessToken == baseToken {
-                        saveReporting(fresh)
-                        saved = true
-                    }
-                } else {
-                    saved = relocking(ifStillHolding: baseToken) { saveReporting(fresh) }
-                }
+                let outcome = locked ? saveIfCurrent(fresh) : relocked { saveIfCurrent(fresh) }
                 owned?.unlock()
-                guard saved else {
+                switch outcome {
+                case .saved:
+                    break
+                case .superseded:
                     complete(.failure(RefreshSuperseded()))
                     return
+                case .unverified(let error):
+                    // The server may have rotated the refresh token already: dropping the result
+                    // would leave only the spent one. Kept in memory, like a result whose save
+                    // failed; the next refresh here starts from it and saves it then.
+                    onSaveFailure(error)
                 }
             case .failure(let error):
                 let reauthenticate = RefreshFailureMeaning.requiresReauthentication(error)
@@ -225,6 +228,46 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         guard (try? load())??.accessToken == token else { return false }
         change()
         return true
+    }
+
+    /// What became of a refreshed authentication at the save.
+    private enum SaveOutcome {
+        /// Saved (or its save failed and was reported): use it.
+        case saved
+        /// The store holds another session (a login meanwhile) or none (a logout): drop it.
+        case superseded
+        /// The store could not be read, or its lock not taken again: nobody knows which session
+        /// it holds, so nothing is saved over it.
+        case unverified(any Error)
+    }
+
+    /// Saves `fresh` if the store holds a token this process refreshed away (the one just
+    /// refreshed, or an older one whose save was missed): anything else is another session.
+    private func saveIfCurrent(_ fresh: Authentication) -> SaveOutcome {
+        let stored: Authentication?
+        do {
+            stored = try load()
+        } catch {
+            return .unverified(error)
+        }
+        // User code (accessToken) is read before taking the lock.
+        guard let storedToken = stored?.accessToken, superseded.withLock({ $0.contains(storedToken) }) else {
+            return .superseded
+        }
+        saveReporting(fresh)
+        return .saved
+    }
+
+    /// Runs `body` under the store's lock taken again, for a refresh that outlived its lock.
+    private func relocked(_ body: () -> SaveOutcome) -> SaveOutcome {
+        let lateLock: (any AuthenticationStoreLock)?
+        do {
+            lateLock = try lock(1)
+        } catch {
+            return .unverified(error)
+        }
+        defer { lateLock?.unlock() }
+        return body()
     }
 
     /// Seconds from now until `deadline`, at least zero.

@@ -181,8 +181,10 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
 
     /// Signs `request`, waiting for a refresh if one is needed.
     ///
-    /// Honours task cancellation: a cancelled task stops waiting at once and throws
-    /// `CancellationError`; its request is never signed.
+    /// Honours task cancellation: a task cancelled while its request waits stops waiting at once
+    /// and throws `CancellationError`; that request is never signed. A request signed without
+    /// waiting is returned even to a task cancelled already (the next `await` of a cancellable
+    /// call, such as the transfer, notices).
     ///
     /// - Throws: A ``RefreshQueueError``, or `CancellationError`.
     public func authorize(_ request: URLRequest) async throws -> URLRequest {
