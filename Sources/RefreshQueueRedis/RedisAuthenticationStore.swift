@@ -110,7 +110,7 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
         }
         // What is saved must read back: the reply to GET frames the value with a few bytes.
         guard RESPParser.bulkString(ofLength: data.count, fits: configuration.maximumReplySize) else {
-            throw RedisError.replyTooLarge(limit: configuration.maximumReplySize)
+            throw RedisError.replyTooLarge(limit: RESPParser.bound(configuration.maximumReplySize))
         }
         let reply = try client.run(RESPCommand("SET", [key], value: Array(data)))
         guard reply == .simpleString("OK") else { throw RedisError.protocolViolation("SET did not answer OK") }

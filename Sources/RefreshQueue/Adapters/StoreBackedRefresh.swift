@@ -188,7 +188,8 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
                 }
                 // Save only over what was refreshed: a logout or a login meanwhile wins, and then
                 // the result is not used either.
-                let outcome = locked ? saveIfCurrent(fresh) : relocked { saveIfCurrent(fresh) }
+                let outcome =
+                    locked ? saveIfCurrent(fresh) : relocked(otherwise: { .unverified($0) }) { saveIfCurrent(fresh) }
                 owned?.unlock()
                 switch outcome {
                 case .saved:
@@ -205,29 +206,15 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
             case .failure(let error):
                 let reauthenticate = RefreshFailureMeaning.requiresReauthentication(error)
                 if reauthenticate {
-                    if locked {
-                        if (try? load())??.accessToken == baseToken { try? remove() }
-                    } else {
-                        relocking(ifStillHolding: baseToken) { try? remove() }
-                    }
+                    // Only the session that was refused: a logout or a login meanwhile stays.
+                    let removeIfCurrent = { if (try? load())??.accessToken == baseToken { try? remove() } }
+                    if locked { removeIfCurrent() } else { relocked(otherwise: { _ in }, removeIfCurrent) }
                 }
                 owned?.unlock()
                 if reauthenticate { reportSessionEnded(error, accessTokens: [held.accessToken, baseToken]) }
             }
             complete(result)
         }
-    }
-
-    /// For a refresh that outlived its lock: runs `change` under the lock taken again, if the
-    /// store still holds the token that was refreshed, so that a rotated refresh token is not lost
-    /// and nothing newer is overwritten. Returns whether it ran.
-    @discardableResult
-    private func relocking(ifStillHolding token: String, _ change: () -> Void) -> Bool {
-        guard let lateLock = try? lock(1) else { return false }
-        defer { lateLock.unlock() }
-        guard (try? load())??.accessToken == token else { return false }
-        change()
-        return true
     }
 
     /// What became of a refreshed authentication at the save.
@@ -258,13 +245,15 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         return .saved
     }
 
-    /// Runs `body` under the store's lock taken again, for a refresh that outlived its lock.
-    private func relocked(_ body: () -> SaveOutcome) -> SaveOutcome {
+    /// For a refresh that outlived its lock: runs `body` under the lock taken again (waiting at
+    /// most a second), so that what is saved or removed is decided and done under it; `otherwise`
+    /// when the lock cannot be taken.
+    private func relocked<Outcome>(otherwise: (any Error) -> Outcome, _ body: () -> Outcome) -> Outcome {
         let lateLock: (any AuthenticationStoreLock)?
         do {
             lateLock = try lock(1)
         } catch {
-            return .unverified(error)
+            return otherwise(error)
         }
         defer { lateLock?.unlock() }
         return body()
