@@ -76,6 +76,86 @@ struct StoreBackedClosureTests {
         #expect(service.refreshedFrom == ["expired", "token-1"])
         #expect(store.load()?.accessToken == "token-2")
     }
+
+    /// A refresh outlives its lock (the closure abandoned it), and when its answer comes the lock
+    /// cannot be taken again (another process holds it): the result is kept and reported as not
+    /// saved, as when the store cannot be read, instead of dropped and its spent refresh token
+    /// sent once more.
+    @Test func aRefreshThatOutlivedItsLockKeepsItsResultWhenTheLockCannotBeTakenAgain() async throws {
+        let service = TokenService(behavior: .hold)
+        let store = LockingStore(service.authentication("expired", stale: true))
+        let events = Protected<[RefreshEvent]>([])
+        let adopted = Completions<Void>()
+        let closure = Closure(
+            store: store,
+            options: .init(
+                refreshTimeout: 0.1, abandonAfter: 0.3,
+                onEvent: { event in
+                    events.withLock { $0.append(event) }
+                    if case .lateRefreshAdopted = event { adopted.record(0, ()) }
+                }))
+        let waiting = Task { try await closure.authorize(makeRequest()) }
+        await service.started.wait(for: 1)
+        // The lock is let go of when the closure abandons the refresh.
+        await store.unlocked.wait(for: 1)
+        store.refuseLocks()
+        service.completePending()
+        _ = try? await waiting.value
+        await adopted.wait(for: 1)
+        #expect(events.current.contains { if case .saveFailed = $0 { true } else { false } })
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
+        #expect(service.refreshedFrom == ["expired"])
+    }
+}
+
+/// A store whose refresh lock can be refused from some moment on, as when another process holds
+/// it; `unlocked` records each release of a lock it gave.
+final class LockingStore: AuthenticationStore, Sendable {
+    final class Lock: AuthenticationStoreLock {
+        let unlocked: Completions<Void>
+        private let released = Protected(false)
+
+        init(unlocked: Completions<Void>) {
+            self.unlocked = unlocked
+        }
+
+        func unlock() {
+            let first = released.withLock { released in
+                defer { released = true }
+                return !released
+            }
+            if first { unlocked.record(unlocked.count, ()) }
+        }
+    }
+
+    let unlocked = Completions<Void>()
+    private let state: Protected<(value: FakeAuthentication?, refusing: Bool)>
+
+    init(_ value: FakeAuthentication?) {
+        state = Protected((value, false))
+    }
+
+    func refuseLocks() {
+        state.withLock { $0.refusing = true }
+    }
+
+    func load() -> FakeAuthentication? {
+        state.withLock { $0.value }
+    }
+
+    func save(_ value: FakeAuthentication) throws {
+        state.withLock { $0.value = value }
+    }
+
+    func remove() throws {
+        state.withLock { $0.value = nil }
+    }
+
+    func refreshLock(timeout: TimeInterval) throws -> (any AuthenticationStoreLock)? {
+        if state.withLock({ $0.refusing }) { throw AuthenticationStoreError.lockTimedOut(after: timeout) }
+        return Lock(unlocked: unlocked)
+    }
 }
 
 /// A store whose reads number `failingReads` (counted from 1) throw, as an outage would.
