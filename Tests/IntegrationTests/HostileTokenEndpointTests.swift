@@ -34,15 +34,21 @@ struct HostileTokenEndpointIntegrationTests {
         defer { elsewhere.stop() }
         // `localhost` and another port: another origin.
         let target = "http://localhost:\(elsewhere.port)/api/token"
-        let endpoint = try LoopbackServer { _ in .answer(status: status, headers: ["Location": target], body: Data()) }
+        // Its body claims the refresh token is dead: only a 4xx answer's body is read as a verdict,
+        // so this one ends no session.
+        let endpoint = try LoopbackServer { _ in
+            .answer(
+                status: status, headers: ["Location": target, "Content-Type": "application/json"],
+                body: Data(#"{"error":"invalid_grant"}"#.utf8))
+        }
         defer { endpoint.stop() }
         for session in [URLSession.shared, TokenEndpointClient.defaultSession] {
             let client = client(endpoint.baseURL.appendingPathComponent("api/token"), session: session)
             await #expect {
                 _ = try await client.refresh(token)
             } throws: { error in
-                guard case OAuth2Error.server(let answered, _) = error else { return false }
-                return answered == status
+                guard let refused = error as? OAuth2Error, case .server(let answered, _) = refused else { return false }
+                return answered == status && !refused.requiresReauthentication
             }
         }
         #expect(elsewhere.requests.isEmpty)
@@ -151,6 +157,64 @@ struct HostileTokenEndpointIntegrationTests {
             for text in [String(describing: error), String(reflecting: error), dumped] {
                 for secret in [Self.secret, Self.refreshToken, basic] {
                     #expect(!text.contains(secret), "\(secret) appears in \(text)")
+                }
+            }
+        }
+    }
+
+    @Test func anErrorAnswerEchoingAnAdditionalParameterOrHeaderKeepsItsValueOut() async throws {
+        // A client assertion and an API key: what a client's description already hides.
+        let assertion = "eyJhbGciOiJSUzI1NiJ9.client-assertion-value"
+        let apiKey = "api-key-0123456789"
+        let endpoint = try LoopbackServer { request in
+            let echo = "sent: " + String(decoding: request.body, as: UTF8.self) + " " + request.everything
+            let body = try? JSONSerialization.data(withJSONObject: ["error": "invalid_client", "error_description": echo])
+            return .answer(status: 400, headers: ["Content-Type": "application/json"], body: body ?? Data())
+        }
+        defer { endpoint.stop() }
+        var client = client(endpoint.baseURL.appendingPathComponent("api/token"), session: .shared)
+        client.additionalParameters = ["client_assertion": assertion]
+        client.additionalHeaders = ["X-Api-Key": apiKey]
+        do {
+            _ = try await client.refresh(token)
+            Issue.record("expected an error")
+        } catch {
+            var dumped = ""
+            dump(error, to: &dumped)
+            let wrapped = RefreshQueueError.refreshFailed(error)
+            let texts = [String(describing: error), String(reflecting: error), dumped, wrapped.description]
+            #expect(texts[0].contains("[redacted]"))
+            for text in texts {
+                for secret in [assertion, apiKey, Self.refreshToken] {
+                    #expect(!text.contains(secret), "a secret appears in \(text)")
+                }
+            }
+        }
+    }
+
+    @Test func aTransportErrorKeepsItsCodeButNotTheTokenURLsCredentials() async throws {
+        // A port nothing listens on, and a token URL that carries credentials in its user part and query.
+        let (descriptor, port) = try LoopbackServer.listeningSocket()
+        close(descriptor)
+        let url = try #require(
+            URL(string: "http://user:url-password-0123@127.0.0.1:\(port)/token?api_key=query-secret-0123"))
+        let client = client(url, session: .shared)
+        do {
+            _ = try await client.refresh(token)
+            Issue.record("expected an error")
+        } catch {
+            guard case OAuth2Error.transport(let underlying) = error else {
+                Issue.record("expected a transport error, got \(error)")
+                return
+            }
+            #expect(underlying.code == .cannotConnectToHost)
+            var dumped = ""
+            dump(error, to: &dumped)
+            var wrapped = ""
+            dump(RefreshQueueError.refreshFailed(error), to: &wrapped)
+            for text in [String(describing: error), String(reflecting: error), dumped, wrapped] {
+                for secret in ["url-password-0123", "query-secret-0123", Self.refreshToken, Self.secret] {
+                    #expect(!text.contains(secret), "a secret appears in \(text)")
                 }
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import RefreshQueue
@@ -54,6 +55,18 @@ struct OAuth2TokenTests {
         let rotated = try parse(
             #"{"access_token":"new","token_type":"Bearer","expires_in":60,"refresh_token":"rotated"}"#, previous: old)
         #expect(rotated.refreshToken == "rotated")
+    }
+
+    @Test(arguments: ["true", "false"])
+    func aBooleanExpiresInIsMalformedWhileZeroAndOneAreSeconds(flag: String) throws {
+        #expect {
+            try parse(#"{"access_token":"a","token_type":"Bearer","expires_in":\#(flag)}"#)
+        } throws: { error in
+            guard case OAuth2Error.malformedResponse = error else { return false }
+            return true
+        }
+        #expect(try parse(#"{"access_token":"a","token_type":"Bearer","expires_in":1}"#).lifetime == 1)
+        #expect(try parse(#"{"access_token":"a","token_type":"Bearer","expires_in":0}"#).lifetime == 0)
     }
 
     @Test(arguments: [(3600.0, 360.0), (600.0, 60.0), (100.0, 50.0), (1.0, 0.5), (0.3, 0.15)])
@@ -148,6 +161,17 @@ struct OAuth2ErrorTests {
         #expect(endpointError.errorDescription == "why")
         #expect(endpointError.errorURI?.absoluteString == "https://example.test/e")
         #expect(parsed.requiresReauthentication == (code == .invalidGrant))
+    }
+
+    @Test(arguments: [100, 0, 301, 302, 303, 304, 307, 308, 500, 503])
+    func onlyA4xxAnswerIsReadAsAnRFC6749ErrorWhateverTheBodyOfAnyOtherSays(status: Int) {
+        // A redirect (never followed) saying `invalid_grant` must not end the user's session.
+        let parsed = error(status, #"{"error":"invalid_grant","error_description":"gone"}"#)
+        guard case .server(status, _) = parsed else {
+            Issue.record("HTTP \(status) read as \(parsed)")
+            return
+        }
+        #expect(!parsed.requiresReauthentication)
     }
 
     @Test func aServerErrorCarriesRetryAfterInSecondsOrAsADate() {
@@ -334,4 +358,26 @@ func tokenEndpointError(_ status: Int, _ body: String, headers: [String: String]
         url: URL(string: "https://example.test/token")!, statusCode: status, httpVersion: "HTTP/1.1",
         headerFields: headers)!
     return TokenEndpointClient.error(status: status, body: Data(body.utf8), response: response, secrets: secrets)
+}
+
+@Suite("OAuth 2.0 scope on refresh", .timeLimit(.minutes(2)))
+struct OAuth2ScopeTests {
+    @Test func anAnswerWithoutScopeHasTheScopeTheRefreshAskedForOrElseTheOneGrantedBefore() async throws {
+        // RFC 6749 §5.1: `scope` may be left out only when it is the one requested.
+        let server = try LoopbackServer { _ in
+            .answer(
+                status: 200, headers: ["Content-Type": "application/json"],
+                body: Data(#"{"access_token":"new","token_type":"Bearer","expires_in":3600}"#.utf8))
+        }
+        defer { server.stop() }
+        let client = TokenEndpointClient(
+            tokenURL: server.baseURL.appendingPathComponent("token"), clientID: "id", clientSecret: "secret-0123")
+        let old = OAuth2Token(accessToken: "old", refreshToken: "rt-0123", scope: "read write admin", expiresIn: 3600)
+        let narrowed = try await client.refresh(old, scope: "read")
+        let sent = String(decoding: server.requests.first?.body ?? Data(), as: UTF8.self)
+        #expect(sent.contains("scope=read"))
+        #expect(narrowed.scope == "read")
+        let kept = try await client.refresh(old)
+        #expect(kept.scope == "read write admin")
+    }
 }

@@ -15,8 +15,9 @@ import FoundationNetworking
 public enum OAuth2Error: Error, Sendable {
     /// The server answered with an RFC 6749 §5.2 error.
     case tokenEndpoint(TokenEndpointError)
-    /// The server answered with a status that is not an RFC 6749 error (5xx, or an error page),
-    /// with the `Retry-After` delay in seconds when it sent one.
+    /// The server answered with a status that is not an RFC 6749 error (5xx, a redirect, which
+    /// the client never follows, or an error page), with the `Retry-After` delay in seconds when it
+    /// sent one. Only a 4xx answer's JSON is read as an RFC 6749 error.
     case server(status: Int, retryAfter: TimeInterval?)
     /// A 200 answer that is not a usable token response (not JSON, or `access_token` or
     /// `token_type` missing).
@@ -29,7 +30,9 @@ public enum OAuth2Error: Error, Sendable {
     case unsupportedTokenType(String)
     /// The authentication has no refresh token, so it cannot be refreshed.
     case noRefreshToken
-    /// The request did not get an answer: offline, timed out, connection lost.
+    /// The request did not get an answer: offline, timed out, connection lost. The error holds
+    /// its code only, not the session's details, which name the token URL (whose query or user
+    /// part may carry a credential).
     case transport(URLError)
 }
 

@@ -109,7 +109,8 @@ public struct TokenEndpointClient: Sendable {
     ///
     /// - Parameters:
     ///   - token: The token to refresh; its refresh token is sent.
-    ///   - scope: A narrower scope to ask for; `nil` keeps the granted one.
+    ///   - scope: A narrower scope to ask for; `nil` keeps the granted one. An answer without
+    ///     `scope` has the scope asked for (RFC 6749 §5.1).
     /// - Throws: ``OAuth2Error``; ``OAuth2Error/noRefreshToken`` when `token` has none;
     ///   `CancellationError` when the task is cancelled.
     public func refresh(_ token: OAuth2Token, scope: String? = nil) async throws -> OAuth2Token {
@@ -121,7 +122,8 @@ public struct TokenEndpointClient: Sendable {
         guard let refreshToken = token.refreshToken, !refreshToken.isEmpty else { throw OAuth2Error.noRefreshToken }
         var parameters = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
         if let scope { parameters.append(("scope", scope)) }
-        return try await request(parameters, secrets: [refreshToken], previous: token, deadline: deadline)
+        return try await request(
+            parameters, secrets: [refreshToken], previous: token, requestedScope: scope, deadline: deadline)
     }
 
     /// The `authorization_code` grant (RFC 6749 §4.1.3), with the PKCE `code_verifier` (RFC 7636)
@@ -170,7 +172,8 @@ public struct TokenEndpointClient: Sendable {
     // MARK: - The request
 
     private func request(
-        _ grant: [(String, String)], secrets: [String], previous: OAuth2Token?, deadline: DispatchTime?
+        _ grant: [(String, String)], secrets: [String], previous: OAuth2Token?, requestedScope: String? = nil,
+        deadline: DispatchTime?
     ) async throws -> OAuth2Token {
         let request = makeRequest(grant)
         var end = DispatchTime.after(seconds: requestTimeout)
@@ -183,15 +186,19 @@ public struct TokenEndpointClient: Sendable {
         guard Self.isSameEndpoint(response.url, as: tokenURL) else {
             throw OAuth2Error.malformedResponse("the answer came from another address than the token endpoint")
         }
-        // What was sent: the grant's secrets, the client secret and the Basic credential.
+        // What was sent: the grant's secrets, the client secret and the Basic credential, and the
+        // values of the additional parameters and headers (a client assertion, an API key).
         let basic = request.value(forHTTPHeaderField: "Authorization").map { String($0.dropFirst("Basic ".count)) }
-        let sent = secrets + [clientSecret ?? "", clientID + ":" + (clientSecret ?? ""), basic ?? ""]
+        let sent =
+            secrets + [clientSecret ?? "", clientID + ":" + (clientSecret ?? ""), basic ?? ""]
+            + additionalParameters.values + additionalHeaders.values
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard (200..<300).contains(status) else {
             throw Self.error(status: status, body: data, response: response, secrets: sent)
         }
         return try TokenResponse.token(
-            from: data, issuedAt: sentAt, previous: previous, acceptedTypes: acceptedTokenTypes, secrets: sent)
+            from: data, issuedAt: sentAt, previous: previous, requestedScope: requestedScope,
+            acceptedTypes: acceptedTokenTypes, secrets: sent)
     }
 
     /// Whether `url` is `tokenURL`'s scheme, host, port and path (a response without a URL is
@@ -233,14 +240,17 @@ public struct TokenEndpointClient: Sendable {
     }
 
     /// An error answer: RFC 6749 §5.2 JSON for a 4xx that carries one, else the status (with
-    /// `Retry-After`). Every field is cleared of the `secrets` the client sent, in every encoding.
+    /// `Retry-After`): a redirect, a 5xx or any other status is the server's answer, whatever its
+    /// body says. Every field is cleared of the `secrets` the client sent, in every encoding.
     static func error(status: Int, body: Data, response: URLResponse, secrets: [String]) -> OAuth2Error {
         // Any answer may ask for a pause: a 429 as much as a 503.
         let retryAfter = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After").flatMap {
             Self.seconds(fromRetryAfter: $0)
         }
-        // 5xx is the server in trouble, whatever its body says: worth retrying later.
-        if status < 500, let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any],
+        // Only a 4xx is RFC 6749 §5.2's error answer. A 5xx is the server in trouble, worth
+        // retrying later; a redirect (never followed) or a 1xx is no verdict on the grant, so an
+        // `invalid_grant` in its body must not end the session.
+        if (400..<500).contains(status), let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any],
             let code = object["error"] as? String, !code.isEmpty
         {
             let redaction = SecretRedaction(secrets: secrets)

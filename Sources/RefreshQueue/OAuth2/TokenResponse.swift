@@ -10,15 +10,17 @@ enum TokenResponse {
     ///
     /// `access_token` and `token_type` are required; `expires_in` may be a number or a numeric
     /// string; unknown fields are ignored. Without a new `refresh_token`, the one of `previous`
-    /// is kept (RFC 6749 §6). Refused as ``OAuth2Error/malformedResponse(_:)``: an access token
-    /// that cannot go in an HTTP header (control characters, spaces at either end, non-ASCII),
-    /// and an `expires_in` that is negative, not a number, or not finite. One longer than a year
+    /// is kept (RFC 6749 §6). Without `scope`, the token has the scope that was asked for,
+    /// `requestedScope`, or when none was, the one of `previous` (RFC 6749 §5.1 and §6).
+    /// Refused as ``OAuth2Error/malformedResponse(_:)``: an access token that cannot go in an
+    /// HTTP header (control characters, spaces at either end, non-ASCII), and an `expires_in`
+    /// that is negative, not a number (`true` included), or not finite. One longer than a year
     /// is read as a year. A `token_type` not in `acceptedTypes` (compared without regard to letter
     /// case) is refused as ``OAuth2Error/unsupportedTokenType(_:)``, which keeps of it only what
     /// a log line may show: none of the `secrets` the client sent, should the server echo one.
     static func token(
-        from data: Data, issuedAt: Date, previous: OAuth2Token?, acceptedTypes: [String] = ["Bearer"],
-        secrets: [String] = []
+        from data: Data, issuedAt: Date, previous: OAuth2Token?, requestedScope: String? = nil,
+        acceptedTypes: [String] = ["Bearer"], secrets: [String] = []
     ) throws -> OAuth2Token {
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw OAuth2Error.malformedResponse("the body is not a JSON object")
@@ -43,7 +45,7 @@ enum TokenResponse {
             accessToken: accessToken,
             tokenType: tokenType,
             refreshToken: refreshToken ?? previous?.refreshToken,
-            scope: object["scope"] as? String ?? previous?.scope,
+            scope: object["scope"] as? String ?? requestedScope ?? previous?.scope,
             issuedAt: issuedAt,
             expiresIn: try lifetime(object["expires_in"]))
     }
@@ -53,7 +55,8 @@ enum TokenResponse {
         let seconds: TimeInterval?
         switch value {
         case nil, is NSNull: return nil
-        case let number as NSNumber: seconds = number.doubleValue
+        // JSON's `true` and `false` arrive as numbers too (of the C type `char`), never a lifetime.
+        case let number as NSNumber: seconds = Self.isBoolean(number) ? nil : number.doubleValue
         case let text as String: seconds = TimeInterval(text.trimmingCharacters(in: .whitespaces))
         default: seconds = nil
         }
@@ -61,5 +64,12 @@ enum TokenResponse {
             throw OAuth2Error.malformedResponse("expires_in is not a number of seconds from 0 up")
         }
         return min(seconds, maximumLifetime)
+    }
+
+    /// Whether `number` is JSON's `true` or `false`: JSONSerialization gives those (and only
+    /// those) the C type `char`, on Linux and Apple systems alike. (`is Bool` does not tell them
+    /// apart: a number 0 or 1 also converts to `Bool`.)
+    private static func isBoolean(_ number: NSNumber) -> Bool {
+        number.objCType.pointee == CChar(UInt8(ascii: "c"))
     }
 }

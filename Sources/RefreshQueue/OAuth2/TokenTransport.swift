@@ -160,7 +160,10 @@ final class TokenTransferDelegate: NSObject, URLSessionDataDelegate, Sendable {
             transfer.continuation.resume(throwing: CancellationError())
         case nil:
             if let error {
-                transfer.continuation.resume(throwing: OAuth2Error.transport(error as? URLError ?? URLError(.unknown)))
+                // The code alone: the error's details name the token URL, whose query or user
+                // part may hold a credential.
+                let code = (error as? URLError)?.code ?? .unknown
+                transfer.continuation.resume(throwing: OAuth2Error.transport(URLError(code)))
             } else if let response = task.response {
                 transfer.continuation.resume(returning: (transfer.body, response))
             } else {
