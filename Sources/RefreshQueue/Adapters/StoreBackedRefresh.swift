@@ -13,8 +13,9 @@ import Foundation
 ///    there, or a refresh there that the server refused): fail with
 ///    ``RefreshQueueError/notAuthenticated`` rather than log the user back in, and call
 ///    `onReauthenticationRequired`, since this process's user must log in again too.
-///    If another process has refreshed meanwhile (the stored access token differs from the one
-///    held here, is still fresh, and is not one this process replaced itself), adopt it;
+///    If another process has refreshed meanwhile (the stored authentication differs from the one
+///    held here by ``RefreshableAuthentication/sessionIdentity``, is still fresh, and is not one
+///    this process replaced itself), adopt it;
 /// 3. otherwise refresh the newest of the two (the stored one has the newest refresh token should
 ///    another process have rotated it), save the result if the store still holds what was
 ///    refreshed (or an older token this process refreshed away, whose save was missed), release
@@ -48,10 +49,11 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
     let unusable: @Sendable (Authentication) -> RefreshQueueError?
     let onReauthenticationRequired: (@Sendable (any Error) -> Void)?
     let onSaveFailure: @Sendable (any Error) -> Void
-    /// Access tokens this process refreshed away: a store still holding one of them missed a save,
-    /// and its refresh token may already have been used.
+    /// The sessions this process refreshed away, by ``RefreshableAuthentication/sessionIdentity``
+    /// (the access token, and the refresh token where the type has one): a store still holding
+    /// one of them missed a save, and its refresh token may already have been used.
     private let superseded = Locked<[String]>([])
-    /// Access tokens of sessions whose end was reported to `onReauthenticationRequired`.
+    /// The sessions, by identity, whose end was reported to `onReauthenticationRequired`.
     private let ended = Locked<[String]>([])
     /// Starts the background activity a refresh runs in, given what to do when the system ends
     /// it, and returns how to end it first. Tests replace it: on Linux the system never does.
@@ -152,14 +154,16 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         }
         guard let stored = found else {
             release.unlock()
-            reportSessionEnded(RefreshQueueError.notAuthenticated, accessTokens: [held.accessToken])
+            reportSessionEnded(RefreshQueueError.notAuthenticated, identities: [held.sessionIdentity])
             complete(.failure(RefreshQueueError.notAuthenticated))
             return
         }
-        // User code (accessToken) is read before taking the lock.
-        let storedToken = stored.accessToken
-        let storedIsOurs = superseded.withLock { $0.contains(storedToken) }
-        if stored.accessToken != held.accessToken, !storedIsOurs, !stored.isRefreshNeeded {
+        // User code (the tokens) is read before taking the lock. Told apart by refresh token too:
+        // another process may have rotated only the refresh token, and then the stored one is
+        // the only one the server still accepts.
+        let storedIdentity = stored.sessionIdentity
+        let storedIsOurs = superseded.withLock { $0.contains(storedIdentity) }
+        if storedIdentity != held.sessionIdentity, !storedIsOurs, !stored.isRefreshNeeded {
             release.unlock()
             complete(.success(stored))
             return
@@ -173,7 +177,7 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
             // Without a store lock (one process only), there is nothing to lose.
             let owned = release.take()
             let locked = storeLock == nil || owned != nil
-            let baseToken = base.accessToken
+            let baseIdentity = base.sessionIdentity
             switch result {
             case .success(let fresh):
                 if let problem = unusable(fresh) {
@@ -183,7 +187,7 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
                     return
                 }
                 superseded.withLock { superseded in
-                    superseded.append(baseToken)
+                    superseded.append(baseIdentity)
                     if superseded.count > 16 { superseded.removeFirst() }
                 }
                 // Save only over what was refreshed: a logout or a login meanwhile wins, and then
@@ -207,11 +211,11 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
                 let reauthenticate = RefreshFailureMeaning.requiresReauthentication(error)
                 if reauthenticate {
                     // Only the session that was refused: a logout or a login meanwhile stays.
-                    let removeIfCurrent = { if (try? load())??.accessToken == baseToken { try? remove() } }
+                    let removeIfCurrent = { if (try? load())??.sessionIdentity == baseIdentity { try? remove() } }
                     if locked { removeIfCurrent() } else { relocked(otherwise: { _ in }, removeIfCurrent) }
                 }
                 owned?.unlock()
-                if reauthenticate { reportSessionEnded(error, accessTokens: [held.accessToken, baseToken]) }
+                if reauthenticate { reportSessionEnded(error, identities: [held.sessionIdentity, baseIdentity]) }
             }
             complete(result)
         }
@@ -237,8 +241,9 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         } catch {
             return .unverified(error)
         }
-        // User code (accessToken) is read before taking the lock.
-        guard let storedToken = stored?.accessToken, superseded.withLock({ $0.contains(storedToken) }) else {
+        // User code (the tokens) is read before taking the lock.
+        guard let storedIdentity = stored?.sessionIdentity, superseded.withLock({ $0.contains(storedIdentity) })
+        else {
             return .superseded
         }
         saveReporting(fresh)
@@ -274,12 +279,12 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         }
     }
 
-    /// Calls `onReauthenticationRequired` with `error`, unless it was called already for the
-    /// session one of `accessTokens` belongs to.
-    private func reportSessionEnded(_ error: any Error, accessTokens: [String]) {
+    /// Calls `onReauthenticationRequired` with `error`, unless it was called already for one of
+    /// the sessions `identities` names.
+    private func reportSessionEnded(_ error: any Error, identities: [String]) {
         let first = ended.withLock { ended in
-            guard !accessTokens.contains(where: ended.contains) else { return false }
-            ended.append(contentsOf: accessTokens)
+            guard !identities.contains(where: ended.contains) else { return false }
+            ended.append(contentsOf: identities)
             if ended.count > 16 { ended.removeFirst(ended.count - 16) }
             return true
         }

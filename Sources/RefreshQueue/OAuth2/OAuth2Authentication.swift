@@ -76,3 +76,11 @@ extension OAuth2Authentication: CustomStringConvertible {
     /// The token's redacted description.
     public var description: String { "OAuth2Authentication(\(token))" }
 }
+
+extension OAuth2Authentication: StoredSessionIdentity {
+    /// The access token and the refresh token: a refresh that rotated only the refresh token
+    /// made another session.
+    var storedSessionIdentity: String {
+        token.accessToken + "\u{0}" + (token.refreshToken ?? "")
+    }
+}
