@@ -133,7 +133,7 @@ extension RefreshStateMachine {
             answer(line.removeFirst(while: { $0.ticket <= approval.throughTicket }), approval.outcome, into: &actions)
             return .perform(actions)
         }
-        approval = nil
+        dropApproval(into: &actions)
         guard let credential else {
             linePhase = .loading(epoch: epoch)
             armWaitTimer(into: &actions)

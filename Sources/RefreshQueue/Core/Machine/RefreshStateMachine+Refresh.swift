@@ -39,20 +39,20 @@ extension RefreshStateMachine {
             generations &+= 1
             if let old = credential { actions.displaced.append(old.value) }
             credential = Held(value: value, generation: generations, epoch: epoch)
-            approval = nil
+            dropApproval(into: &actions)
             if freshness == .needed {
                 // Stale on arrival: waiters fail rather than refresh again (no refresh storm).
                 credential?.knownStale = true
                 actions.events.append(.refreshFailed(.excessiveRefresh, duration: duration))
                 answer(probes, .fail(.excessiveRefresh), into: &actions)
-                if lineWasHeld { approveLine(.fail(.excessiveRefresh)) }
+                if lineWasHeld { approveLine(.fail(.excessiveRefresh), into: &actions) }
             } else {
                 let late = !onTime || (attempt.waitersTimedOut && !lineWasHeld)
                 actions.events.append(
                     late ? .lateRefreshAdopted(duration: duration) : .refreshSucceeded(duration: duration))
                 answer(probes, .sign(value), into: &actions)
                 // Whoever waits, for this refresh or another still running, can use it now.
-                if linePhase == .held { approveLine(.sign(value)) }
+                if linePhase == .held { approveLine(.sign(value), into: &actions) }
             }
             if linePhase == .held {
                 if lineWasHeld { actions.events.append(.requestsResumed(waiting: waiting)) }
@@ -72,7 +72,7 @@ extension RefreshStateMachine {
             if lineWasHeld {
                 actions.events.append(.refreshFailed(error, duration: duration))
                 if current {
-                    approveLine(.fail(error))
+                    approveLine(.fail(error), into: &actions)
                     if failure.requiresReauthentication { forgetCredential(into: &actions) }
                 }
                 actions.events.append(.requestsResumed(waiting: waiting))
@@ -154,7 +154,7 @@ extension RefreshStateMachine {
     mutating func invalidate(now: TimeInterval) -> Actions {
         var actions = Actions()
         epoch &+= 1
-        approval = nil
+        dropApproval(into: &actions)
         if let old = credential { actions.displaced.append(old.value) }
         credential = nil
         return actions
@@ -166,7 +166,7 @@ extension RefreshStateMachine {
         epoch &+= 1
         generations &+= 1
         lastAdoptedAttempt = attempts
-        approval = nil
+        dropApproval(into: &actions)
         if let old = credential { actions.displaced.append(old.value) }
         credential = Held(value: value, generation: generations, epoch: epoch)
         answer(takeProbes(), .sign(value), into: &actions)

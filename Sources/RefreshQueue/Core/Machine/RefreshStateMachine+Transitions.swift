@@ -92,9 +92,18 @@ extension RefreshStateMachine {
     }
 
     /// Every waiter now in the line is answered with `outcome` when the pump reaches it.
-    mutating func approveLine(_ outcome: Outcome) {
+    mutating func approveLine(_ outcome: Outcome, into actions: inout Actions) {
         guard let last = line.lastTicket else { return }
+        dropApproval(into: &actions)
         approval = Approval(throughTicket: last, outcome: outcome)
+    }
+
+    /// Forgets the approval. Its outcome may hold the last reference to the app's error (or a
+    /// credential): it is released with the actions, after the lock, since its `deinit` is user
+    /// code.
+    mutating func dropApproval(into actions: inout Actions) {
+        if let old = approval { actions.displaced.append(old) }
+        approval = nil
     }
 
     mutating func forgetCredential(into actions: inout Actions) {
