@@ -206,6 +206,11 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
 
     /// Registers `callback`, which runs exactly once with the result.
     ///
+    /// Callbacks registered while the future is pending run in the order they were registered
+    /// (on a serial `queue`, in that order there). One registered while the future is being
+    /// completed on another thread may run before them, also on the same serial queue: to
+    /// sequence two steps, chain them (``map(_:)``, ``flatMap(_:)``) instead.
+    ///
     /// - Parameters:
     ///   - queue: Where `callback` runs. When `nil`, it runs on the thread that completes the
     ///     future, or at once on the caller's thread if the future is already complete.
