@@ -168,7 +168,9 @@ struct HostileTokenEndpointIntegrationTests {
         let apiKey = "api-key-0123456789"
         let endpoint = try LoopbackServer { request in
             let echo = "sent: " + String(decoding: request.body, as: UTF8.self) + " " + request.everything
-            let body = try? JSONSerialization.data(withJSONObject: ["error": "invalid_client", "error_description": echo])
+            let body = try? JSONSerialization.data(withJSONObject: [
+                "error": "invalid_client", "error_description": echo,
+            ])
             return .answer(status: 400, headers: ["Content-Type": "application/json"], body: body ?? Data())
         }
         defer { endpoint.stop() }

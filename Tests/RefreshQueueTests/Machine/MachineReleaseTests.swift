@@ -54,7 +54,8 @@ struct MachineReleaseTests {
             Issue.record("the loaded authentication is not evaluated")
             return machine
         }
-        let attempt = try #require(machine.evaluated(generation: generation, freshness: .needed, now: 0).refresh?.attempt)
+        let attempt = try #require(
+            machine.evaluated(generation: generation, freshness: .needed, now: 0).refresh?.attempt)
         let object = Watched()
         watched = object
         // The actions (its event, its answers) are let go of here: only the machine keeps the error.
