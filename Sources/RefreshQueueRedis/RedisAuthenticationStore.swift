@@ -48,6 +48,10 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
 
     private let client: RedisClient
 
+    /// The longest ``lockTTL``, in seconds: a year. As milliseconds it fits any integer the
+    /// server takes, so that no value can crash the conversion.
+    static var maximumLockTTL: TimeInterval { 365 * 86_400 }
+
     /// A store of the value under `key` on the server `configuration` describes.
     ///
     /// - Parameters:
@@ -55,10 +59,10 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
     ///   - configuration: Where the server is, its password, and the deadlines.
     ///   - lockTTL: Seconds the refresh lock lives at most: the closure's `abandonAfter` (default
     ///     120, as the closure's for any `refreshTimeout` up to 30 s). Values under a millisecond, or
-    ///     not finite, are replaced by 120.
+    ///     not finite, are replaced by 120; one longer than a year is read as a year.
     public init(key: String, configuration: RedisConfiguration = RedisConfiguration(), lockTTL: TimeInterval = 120) {
         self.key = key
-        self.lockTTL = lockTTL.isFinite && lockTTL >= 0.001 ? lockTTL : 120
+        self.lockTTL = lockTTL.isFinite && lockTTL >= 0.001 ? min(lockTTL, Self.maximumLockTTL) : 120
         self.client = RedisClient(configuration)
     }
 
@@ -129,7 +133,8 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
     public func lock(timeout: TimeInterval) throws -> any AuthenticationStoreLock {
         let owner = RedisStoreLock.newOwner()
         let milliseconds = String(Int64((lockTTL * 1000).rounded(.up)))
-        let wait = timeout.isFinite ? max(0, timeout) : 0
+        // Zero or less (or NaN) tries once; infinity waits as long as the file store's lock does.
+        let wait = timeout.isNaN ? 0 : min(max(0, timeout), 1e8)
         let deadline = ProcessInfo.processInfo.systemUptime + wait
         var pause: TimeInterval = 0.005
         while true {

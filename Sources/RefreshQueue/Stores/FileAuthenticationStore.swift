@@ -67,9 +67,10 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
     ///   - onEvent: Receives an ``AuthenticationStoreEvent`` when a file is corrupt, unreadable or
     ///     from a newer version, and after each save and removal. Called synchronously on the
     ///     thread calling the store.
-    /// - Throws: ``AuthenticationStoreError/invalidFileURL(_:)`` when `fileURL` is not a file URL
-    ///   or names a directory (a directory URL, or the path of a directory that exists, with or
-    ///   without its final slash). Never for a missing file or directory.
+    /// - Throws: ``AuthenticationStoreError/invalidFileURL(_:)`` when `fileURL` is not a file URL,
+    ///   names a directory (a directory URL, or the path of a directory that exists, with or
+    ///   without its final slash), or has a file name longer than 250 bytes (its lock file,
+    ///   `<name>.lock`, would not fit in a file name). Never for a missing file or directory.
     public init(
         fileURL: URL, protection: FileProtection = .completeUntilFirstUserAuthentication,
         onEvent: (@Sendable (AuthenticationStoreEvent) -> Void)? = nil
@@ -117,7 +118,7 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
             return nil
         case .failed(let error):
             emit(.unreadableFile(fileURL, errno: error))
-            if ![EISDIR, EINVAL, ELOOP, ENOTDIR].contains(error) {
+            if !Self.notAFile.contains(error) {
                 throw AuthenticationStoreError.io(operation: "read the stored file", errno: error)
             }
             return nil
@@ -140,16 +141,25 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
         }
     }
 
+    /// The errors of a path that holds no authentication file at all (a directory, a FIFO, a
+    /// socket, a symbolic link): it reads as nothing, and a save replaces it. Any other error is
+    /// a file that cannot be read now.
+    private static var notAFile: [Int32] { [EISDIR, EINVAL, ELOOP, ENOTDIR] }
+
     /// Saves `value`, atomically and durably, in a file of mode 0600.
     ///
     /// When it returns, the file on disk holds `value`. When it throws, the file is as it was and
-    /// no temporary file is left behind. A corrupt or unreadable file is replaced; the directory
-    /// is created again if it was deleted.
+    /// no temporary file is left behind. A corrupt file, or something that is not an
+    /// authentication file at all (a directory aside), is replaced; the directory is created again
+    /// if it was deleted. A file that exists but cannot be read now (its permissions, the
+    /// device's data protection, an I/O error) is not: it may hold a newer version's or another
+    /// session's authentication. ``remove()`` deletes it whatever it holds.
     ///
     /// - Throws: ``AuthenticationStoreError/futureFormatVersion(found:supported:)`` when the file
     ///   was written by a newer version (it is left untouched),
     ///   ``AuthenticationStoreError/encodingFailed`` when `value` cannot be encoded, and
-    ///   ``AuthenticationStoreError/io(operation:errno:)`` when writing fails.
+    ///   ``AuthenticationStoreError/io(operation:errno:)`` when the file cannot be read now or
+    ///   writing fails.
     public func save(_ value: Value) throws {
         let data: Data
         do {
@@ -158,12 +168,19 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
             // The encoder's error may quote the value: it is not passed on.
             throw AuthenticationStoreError.encodingFailed
         }
-        if case .contents(let existing, _) = StoreFileSystem.readFile(atPath: paths.file),
-            let found = StoredAuthenticationFormat.formatVersion(of: existing),
-            found > StoredAuthenticationFormat.currentVersion
-        {
-            throw AuthenticationStoreError.futureFormatVersion(
-                found: found, supported: StoredAuthenticationFormat.currentVersion)
+        switch StoreFileSystem.readFile(atPath: paths.file) {
+        case .contents(let existing, _):
+            if let found = StoredAuthenticationFormat.formatVersion(of: existing),
+                found > StoredAuthenticationFormat.currentVersion
+            {
+                throw AuthenticationStoreError.futureFormatVersion(
+                    found: found, supported: StoredAuthenticationFormat.currentVersion)
+            }
+        case .failed(let error) where !Self.notAFile.contains(error):
+            // Unreadable now, not absent: what it holds is unknown, so it is not overwritten.
+            throw AuthenticationStoreError.io(operation: "read the stored file", errno: error)
+        case .missing, .failed, .tooLarge:
+            break
         }
         try StoreFileSystem.makeDirectories(atPath: paths.directory)
         let abandoned = StoreFileSystem.removeAbandonedTemporaryFiles(paths)

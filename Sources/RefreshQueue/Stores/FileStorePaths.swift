@@ -11,8 +11,12 @@ struct FileStorePaths: Sendable {
     /// The file's name, without its directory.
     let name: String
 
-    /// Nil when `url` cannot name a file: not a `file:` URL, a directory URL, or a path that ends
-    /// in `.`, `..` or `/`, or contains NUL.
+    /// The longest file name a store takes, in bytes: its lock file, `<name>.lock`, must fit in
+    /// the 255 bytes a name may have on the file systems the package runs on.
+    static let maximumNameLength = 250
+
+    /// Nil when `url` cannot name a file: not a `file:` URL, a directory URL, a path that ends
+    /// in `.`, `..` or `/`, or contains NUL, or a name longer than ``maximumNameLength`` bytes.
     init?(_ url: URL) {
         guard url.isFileURL, !url.hasDirectoryPath else { return nil }
         let path = url.absoluteURL.standardizedFileURL.path
@@ -20,7 +24,9 @@ struct FileStorePaths: Sendable {
             let slash = path.lastIndex(of: "/")
         else { return nil }
         let name = String(path[path.index(after: slash)...])
-        guard !name.isEmpty, name != ".", name != ".." else { return nil }
+        guard !name.isEmpty, name != ".", name != "..", name.utf8.count <= Self.maximumNameLength else {
+            return nil
+        }
         self.file = path
         self.directory = slash == path.startIndex ? "/" : String(path[..<slash])
         self.lockFile = path + ".lock"

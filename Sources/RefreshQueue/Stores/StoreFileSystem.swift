@@ -37,7 +37,12 @@ enum StoreFileSystem {
     static func readFile(atPath path: String) -> ReadResult {
         let (descriptor, openError) = openRetrying(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else {
-            return openError == ENOENT ? .missing : .failed(errno: openError)
+            switch openError {
+            case ENOENT: return .missing
+            // A socket cannot be opened at all: ENXIO on Linux, EOPNOTSUPP on Apple systems.
+            case ENXIO, EOPNOTSUPP: return .failed(errno: EINVAL)
+            default: return .failed(errno: openError)
+            }
         }
         defer { _ = close(descriptor) }
         var status = stat()
@@ -49,9 +54,9 @@ enum StoreFileSystem {
         default: return .failed(errno: EINVAL)
         }
         var tightenedFrom: Int?
-        if status.st_mode & 0o077 != 0 {
-            // Best effort: a file owned by someone else stays as it is, and is still reported.
-            _ = fchmod(descriptor, 0o600)
+        // Best effort: a file owned by someone else (or on a read-only volume) stays as it is, and
+        // is not reported as tightened.
+        if status.st_mode & 0o077 != 0, fchmod(descriptor, 0o600) == 0 {
             tightenedFrom = Int(status.st_mode & 0o777)
         }
         var contents = Data()
@@ -162,16 +167,24 @@ enum StoreFileSystem {
     }
 
     /// Opens (creating it 0600 if needed) the lock file at `path`, for `flock`; never through a
-    /// symbolic link.
+    /// symbolic link, and never blocking: a FIFO there (which a read-only open would wait on for a
+    /// writer) or anything else that is not a regular file fails with `EINVAL`.
     ///
     /// Read-write where possible: where `flock` is emulated with `fcntl` locks (Linux on NFS or
     /// SMB), an exclusive lock needs a writable descriptor. Read-only otherwise, so that a user can
     /// still share a lock file it cannot write.
     static func openLockFile(atPath path: String) throws -> Int32 {
-        let writable = openRetrying(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        if writable.0 >= 0 { return writable.0 }
-        let (descriptor, error) = openRetrying(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else { throw io("open the lock file", error) }
+        let flags = O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW
+        var (descriptor, error) = openRetrying(path, O_RDWR | flags, 0o600)
+        if descriptor < 0 { (descriptor, error) = openRetrying(path, O_RDONLY | flags, 0o600) }
+        guard descriptor >= 0 else {
+            throw io("open the lock file", [ENXIO, EOPNOTSUPP].contains(error) ? EINVAL : error)
+        }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & 0o170000 == 0o100000 else {
+            _ = close(descriptor)
+            throw io("open the lock file", EINVAL)
+        }
         return descriptor
     }
 

@@ -60,6 +60,43 @@ struct RedisStoreTests {
         lock.unlock()
     }
 
+    @Test func anInfiniteTimeoutWaitsForTheLockAsTheFileStoreDoes() throws {
+        let server = try RedisFixture.server()
+        defer { server.stop() }
+        let configuration = RedisFixture.configuration(server)
+        let key = RedisFixture.uniqueKey()
+        let first = RedisAuthenticationStore<OAuth2Token>(key: key, configuration: configuration)
+        let second = RedisAuthenticationStore<OAuth2Token>(key: key, configuration: configuration)
+        let held = try first.lock(timeout: 0)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { held.unlock() }
+        let start = ProcessInfo.processInfo.systemUptime
+        let lock = try second.lock(timeout: .infinity)
+        #expect(ProcessInfo.processInfo.systemUptime - start >= 0.2)
+        lock.unlock()
+        #expect(throws: AuthenticationStoreError.lockTimedOut(after: 0)) {
+            let again = try first.lock(timeout: 0)
+            defer { again.unlock() }
+            try second.lock(timeout: .nan).unlock()
+        }
+    }
+
+    @Test(arguments: [1e17, Double.greatestFiniteMagnitude])
+    func aHugeLockTTLIsReadAsAYearInsteadOfCrashingTheLock(ttl: Double) throws {
+        let server = try RedisFixture.server()
+        defer { server.stop() }
+        let store = RedisAuthenticationStore<OAuth2Token>(
+            key: RedisFixture.uniqueKey(), configuration: RedisFixture.configuration(server), lockTTL: ttl)
+        #expect(store.lockTTL == 365 * 86_400)
+        let lock = try store.lock(timeout: 0)
+        let client = RedisClient(RedisFixture.configuration(server))
+        guard case .integer(let milliseconds) = try client.run(RESPCommand("PTTL", [store.lockKey])) else {
+            Issue.record("the lock has no expiry")
+            return
+        }
+        #expect(milliseconds > 364 * 86_400_000 && milliseconds <= 365 * 86_400_000)
+        lock.unlock()
+    }
+
     @Test func anACLUserAndADatabaseAreUsedAsConfigured() throws {
         let server = try RedisFixture.server()
         defer { server.stop() }

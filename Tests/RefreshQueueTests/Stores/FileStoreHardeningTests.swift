@@ -81,4 +81,98 @@ struct FileStoreHardeningTests {
         process.waitUntilExit()
         return process.processIdentifier
     }
+
+    @Test func aSocketAtThePathReadsAsNothingLikeAFIFOAndDoesNotLockTheUserOut() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let log = StoreEventLog()
+        let store = try Store(fileURL: directory.file("s.json"), onEvent: log.handler)
+        let listener = try Self.bindUnixSocket(atPath: store.fileURL.path)
+        defer { _ = close(listener) }
+
+        // Not an authentication file at all: nothing stored, not "unreadable now".
+        #expect(try store.read() == nil)
+        #expect(store.load() == nil)
+        #expect(log.events.last == .unreadableFile(store.fileURL, errno: EINVAL))
+    }
+
+    @Test func aFIFOAtTheLockPathFailsTheLockAtOnceInsteadOfBlocking() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let store = try Store(fileURL: directory.file("auth.json"))
+        #expect(mkfifo(store.lockFileURL.path, 0o644) == 0)
+        #expect(throws: AuthenticationStoreError.io(operation: "open the lock file", errno: EINVAL)) {
+            try store.lock(timeout: 5).unlock()
+        }
+        // A user who may only read the FIFO: the read-only open must not wait for a writer.
+        #expect(chmod(directory.url.path, 0o755) == 0)
+        #expect(chmod(store.lockFileURL.path, 0o444) == 0)
+        let finished = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            try? Unprivileged.run {
+                #expect(throws: AuthenticationStoreError.self) { try store.lock(timeout: 0.2).unlock() }
+            }
+            finished.signal()
+        }
+        let result = finished.wait(timeout: .now() + 10)
+        if result == .timedOut {
+            // Let the blocked open return, so that the test can end.
+            let writer = open(store.lockFileURL.path, O_WRONLY | O_NONBLOCK)
+            finished.wait()
+            _ = close(writer)
+        }
+        #expect(result == .success, "the lock waited for a writer on the FIFO")
+    }
+
+    @Test func aFileThatCannotBeMadePrivateIsNotReportedAsMadePrivate() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let log = StoreEventLog()
+        let store = try Store(fileURL: directory.file("auth.json"), onEvent: log.handler)
+        try store.save(.sample())
+        // Another user's file, which this user may read but not change.
+        #expect(chmod(directory.url.path, 0o755) == 0)
+        #expect(chmod(store.fileURL.path, 0o644) == 0)
+        try Unprivileged.run {
+            #expect(store.load() == .sample())
+        }
+        guard geteuid() == 0 else { return }  // Without root, the file was this user's own.
+        #expect(storeTestMode(of: store.fileURL) == 0o644)
+        #expect(!log.events.contains { if case .permissionsTightened = $0 { true } else { false } })
+    }
+
+    @Test func aNameTooLongForItsLockFileIsRefusedUpFront() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let longest = directory.file(String(repeating: "a", count: 245) + ".json")
+        let store = try Store(fileURL: longest)
+        try store.save(.sample())
+        try store.lock(timeout: 0).unlock()
+        let tooLong = directory.file(String(repeating: "a", count: 246) + ".json")
+        #expect(throws: AuthenticationStoreError.invalidFileURL(tooLong)) { try Store(fileURL: tooLong) }
+    }
+
+    /// A listening Unix-domain socket bound at `path`.
+    private static func bindUnixSocket(atPath path: String) throws -> Int32 {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_UNIX, SOCK_STREAM, 0)
+        #endif
+        try #require(descriptor >= 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        try #require(bytes.count < MemoryLayout.size(ofValue: address.sun_path))
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in bytes.enumerated() { buffer[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        try #require(bound == 0)
+        return descriptor
+    }
 }

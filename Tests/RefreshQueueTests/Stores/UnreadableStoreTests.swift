@@ -31,6 +31,30 @@ struct UnreadableStoreTests {
         }
     }
 
+    @Test func saveDoesNotReplaceAFileThatCannotBeReadNowWhateverVersionWroteIt() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let store = try Store(fileURL: directory.file("auth.json"))
+        // A newer version's file, which this version would refuse to overwrite if it could read it.
+        let newer = Data(#"{"formatVersion": 99, "value": {"anything": true}}"#.utf8)
+        try newer.write(to: store.fileURL)
+        #expect(chmod(directory.url.path, 0o777) == 0)
+        #expect(chmod(store.fileURL.path, 0) == 0)
+        try Unprivileged.run {
+            #expect(throws: AuthenticationStoreError.io(operation: "read the stored file", errno: EACCES)) {
+                try store.save(StoredAuthentication(accessToken: "older-version"))
+            }
+        }
+        #expect(chmod(store.fileURL.path, 0o600) == 0)
+        #expect(try Data(contentsOf: store.fileURL) == newer)
+        // remove() deletes it whatever it holds: the way out for an app that must start over.
+        try Unprivileged.run {
+            try store.remove()
+            try store.save(StoredAuthentication(accessToken: "fresh"))
+        }
+        #expect(store.load() == StoredAuthentication(accessToken: "fresh"))
+    }
+
     @Test func theClosureFailsWithAuthenticationUnreadableNotNotAuthenticatedAndSavesNothing() async throws {
         let directory = try StoreTestDirectory()
         defer { directory.remove() }
