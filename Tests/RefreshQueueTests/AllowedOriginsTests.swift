@@ -49,6 +49,9 @@ struct AllowedOriginsTests {
         ("https://anything.example.test/v1/me", true), ("wss://anything.example.test/socket", true),
         ("file:///etc/passwd", false), ("app://api/v1/me", false), ("app://api:8080/v1/me", false),
         ("/v1/me", false),
+        // https, but no host to send a token to.
+        ("https:///v1/me", false), ("https://:443/v1/me", false), ("https://@/v1/me", false),
+        ("https://user@api.example.test/v1/me", true), ("https://[::1]/v1/me", true),
     ])
     func everyOriginSignsHTTPSAndPassesURLsWithoutAnOrigin(url: String, isSigned: Bool) async throws {
         let closure = closure(.all)
@@ -61,6 +64,10 @@ struct AllowedOriginsTests {
     @Test(arguments: [
         "http://api.example.test/v1/me", "http://10.0.0.8:8080/v1/me", "HTTP://Example.COM",
         "ws://api.example.test/socket",
+        // Only look like 127.x.x.x: the resolver asks DNS for the first two (not numbers to it),
+        // and some URL parsers read the third as octal, 87.0.0.1.
+        "http://127.0.0.08/v1/me", "http://127.0.0.09/v1/me", "http://0127.0.0.1/v1/me", "http://127.00.0.1/v1/me",
+        "http://127.0.0.256/v1/me", "http://127.0.0.1.example.test/v1/me",
     ])
     func plainHTTPToAnotherMachineIsRefusedWithATypedError(url: String) async throws {
         let closure = closure(.all)
@@ -75,6 +82,7 @@ struct AllowedOriginsTests {
 
     @Test(arguments: [
         "http://localhost:8080/v1/me", "http://127.0.0.1/v1/me", "http://[::1]:9000/", "http://api.localhost/",
+        "http://127.255.10.0/v1/me", "http://127.0.0.0/",
     ])
     func plainHTTPToThisMachineIsSigned(url: String) async throws {
         #expect(try await signed(url, by: closure(.all)) == "Bearer secret-token")

@@ -53,7 +53,7 @@ extension RefreshingRequestClosure {
                 // origin, whatever origins the redirects pass; parsed only when a redirect comes):
                 // signed again with the token held now; any other (A → B → B included): no token.
                 let origin = Origin(next.url)
-                let staysWithToken = origin == Origin(outgoing.url) && origin == Origin(request.url)
+                let staysWithToken = origin != nil && origin == Origin(outgoing.url) && origin == Origin(request.url)
                 outgoing = staysWithToken ? try await authorize(next) : next
                 continue
             }
@@ -98,8 +98,9 @@ extension RefreshingRequestClosure {
     ) {
         let completion = delivering(completion)
         let bare = withoutToken(newRequest)
-        let origin = Origin(newRequest.url)
-        guard origin == Origin(response.url), originalRequest.map({ Origin($0.url) == origin }) ?? true else {
+        guard let origin = Origin(newRequest.url), origin == Origin(response.url),
+            originalRequest.map({ Origin($0.url) == origin }) ?? true
+        else {
             completion(bare)
             return
         }

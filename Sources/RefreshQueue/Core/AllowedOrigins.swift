@@ -146,7 +146,7 @@ struct SignedPrefixes: Sendable {
     }
 
     /// Whether `text` begins with one of the prefixes (ASCII letters in any case) followed by the
-    /// end, `/`, `?` or `#`.
+    /// end, `/`, `?` or `#`; or with the open-ended `https://` followed by the start of a host.
     func begin(_ text: String) -> Bool {
         let prefixes = self.prefixes
         let words = self.words
@@ -179,7 +179,15 @@ struct SignedPrefixes: Sendable {
                 let loaded = base.loadUnaligned(fromByteOffset: word.offset, as: UInt64.self)
                 guard (loaded | word.caseBits) & word.significant == word.expected else { return false }
             }
-            guard !prefix.isOpenEnded, count > prefix.count else { return true }
+            if prefix.isOpenEnded {
+                // Any host will do, but there must be one: `https:///x`, `https://:443` and
+                // `https://@/` are left to the parsed check, which signs no URL without a host.
+                guard count > prefix.count else { return false }
+                let next = base.load(fromByteOffset: prefix.count, as: UInt8.self)
+                return next != UInt8(ascii: "/") && next != UInt8(ascii: ":") && next != UInt8(ascii: "@")
+                    && next != UInt8(ascii: "?") && next != UInt8(ascii: "#")
+            }
+            guard count > prefix.count else { return true }
             let next = base.load(fromByteOffset: prefix.count, as: UInt8.self)
             return next == UInt8(ascii: "/") || next == UInt8(ascii: "?") || next == UInt8(ascii: "#")
         }

@@ -34,10 +34,23 @@ struct Origin: Sendable, Hashable {
     }
 
     /// `localhost` (and its subdomains), 127.0.0.0/8 and `::1`.
+    ///
+    /// An address only in its plain dotted-decimal form: `127.0.0.08` is no address to the
+    /// resolver (it asks DNS), and `0127.0.0.1` is octal, 87.0.0.1, to some URL parsers. Anything
+    /// that merely looks like 127.x.x.x is another machine.
     var isLoopback: Bool {
         if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" { return true }
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy(Self.isDecimalOctet)
+    }
+
+    /// `0` to `255`, in decimal digits without a leading zero.
+    private static func isDecimalOctet(_ text: Substring) -> Bool {
+        guard let first = text.utf8.first, text.utf8.count <= 3,
+            text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+            first != UInt8(ascii: "0") || text.utf8.count == 1
+        else { return false }
+        return UInt8(text) != nil
     }
 
     private static func defaultPort(of scheme: String) -> Int? {
