@@ -532,6 +532,11 @@ struct PleaseWait: RefreshFailure {
     var retryAfter: TimeInterval? { 120 }
 }
 
+/// An error that asks for a pause without end, or for none that makes sense.
+struct AskingForever: RefreshFailure {
+    let retryAfter: TimeInterval?
+}
+
 @Suite("RefreshingRequestClosure and Retry-After", .timeLimit(.minutes(5)))
 struct RetryAfterTests {
     @Test func noRefreshStartsBeforeTheServersRetryAfterHasPassed() async throws {
@@ -553,6 +558,24 @@ struct RetryAfterTests {
         let signed = try await closure.authorize(makeRequest())
         #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-2")
         #expect(service.refreshCount == 2)
+    }
+
+    @Test func anEndlessRetryAfterIsAPauseOfADayAndANaNOneNoPause() async throws {
+        for (delay, refreshes) in [(TimeInterval.infinity, 1), (.nan, 2)] {
+            let service = TokenService(behavior: .fail(AskingForever(retryAfter: delay)))
+            service.store(service.authentication("expired", stale: true))
+            let clock = ManualClock()
+            let closure = Closure.make(service, refreshWindow: .unlimited, clock: clock)
+            for _ in 0..<2 {
+                await #expect(throws: RefreshQueueError.self) { try await closure.authorize(makeRequest()) }
+            }
+            #expect(service.refreshCount == refreshes, "Retry-After \(delay)")
+            guard delay.isInfinite else { continue }
+            clock.advance(by: 86_401)
+            service.setBehavior(.succeed)
+            _ = try await closure.authorize(makeRequest())
+            #expect(service.refreshCount == 2)
+        }
     }
 }
 

@@ -107,6 +107,46 @@ struct StoreBackedClosureTests {
         #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
         #expect(service.refreshedFrom == ["expired"])
     }
+
+    @Test func aFailedSaveIsReportedOnlyAfterTheStoresLockIsReleased() async throws {
+        let service = TokenService()
+        let store = UnsavableStore(service.authentication("expired", stale: true))
+        let heldDuringEvent = Protected<[Bool]>([])
+        let closure = Closure(
+            store: store,
+            options: .init(onEvent: { event in
+                if case .saveFailed = event { heldDuringEvent.withLock { $0.append(store.isLocked) } }
+            }))
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
+        // Reported once, and not while other processes would wait on the lock for the handler.
+        #expect(heldDuringEvent.current == [false])
+    }
+}
+
+/// A shared store whose saves all fail, and whose lock tells whether it is held.
+final class UnsavableStore: CoordinatedAuthenticationStore, Sendable {
+    private struct SaveRefused: Error {}
+
+    private final class Lock: AuthenticationStoreLock, Sendable {
+        let held: Protected<Bool>
+        init(_ held: Protected<Bool>) { self.held = held }
+        func unlock() { held.withLock { $0 = false } }
+    }
+
+    private let value: Protected<FakeAuthentication?>
+    private let held = Protected(false)
+
+    init(_ value: FakeAuthentication) { self.value = Protected(value) }
+
+    var isLocked: Bool { held.current }
+    func load() -> FakeAuthentication? { value.current }
+    func save(_ value: FakeAuthentication) throws { throw SaveRefused() }
+    func remove() throws { value.withLock { $0 = nil } }
+    func lock(timeout: TimeInterval) throws -> any AuthenticationStoreLock {
+        held.withLock { $0 = true }
+        return Lock(held)
+    }
 }
 
 /// A store whose refresh lock can be refused from some moment on, as when another process holds

@@ -198,6 +198,10 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
                 switch outcome {
                 case .saved:
                     break
+                case .saveFailed(let failure):
+                    // Reported once the lock is released: `onEvent` never runs under a lock, and a
+                    // slow handler must not keep other processes waiting.
+                    onSaveFailure(failure)
                 case .superseded:
                     complete(.failure(RefreshSuperseded()))
                     return
@@ -223,8 +227,11 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
 
     /// What became of a refreshed authentication at the save.
     private enum SaveOutcome {
-        /// Saved (or its save failed and was reported): use it.
+        /// Saved: use it.
         case saved
+        /// Its save failed: use it anyway (the refresh token in it may be the only one left), and
+        /// report the failure after the lock.
+        case saveFailed(any Error)
         /// The store holds another session (a login meanwhile) or none (a logout): drop it.
         case superseded
         /// The store could not be read, or its lock not taken again: nobody knows which session
@@ -246,8 +253,12 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         else {
             return .superseded
         }
-        saveReporting(fresh)
-        return .saved
+        do {
+            try save(fresh)
+            return .saved
+        } catch {
+            return .saveFailed(error)
+        }
     }
 
     /// For a refresh that outlived its lock: runs `body` under the lock taken again (waiting at
@@ -269,14 +280,6 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         let end = deadline.uptimeNanoseconds
         return end > now ? Double(end - now) / 1e9 : 0
-    }
-
-    private func saveReporting(_ authentication: Authentication) {
-        do {
-            try save(authentication)
-        } catch {
-            onSaveFailure(error)
-        }
     }
 
     /// Calls `onReauthenticationRequired` with `error`, unless it was called already for one of

@@ -78,9 +78,9 @@ enum RefreshFailureMeaning {
     }
 
     /// How long the server asked to wait before the next refresh, if it did: at most a day, so
-    /// that a wrong header cannot lock the app out for longer.
+    /// that a wrong header cannot lock the app out for longer (an infinite one is a day too).
     static func retryAfter(_ error: any Error) -> TimeInterval? {
-        guard let delay = (error as? any RefreshFailure)?.retryAfter, delay.isFinite else { return nil }
+        guard let delay = (error as? any RefreshFailure)?.retryAfter, !delay.isNaN else { return nil }
         return min(delay, 86_400)
     }
 }

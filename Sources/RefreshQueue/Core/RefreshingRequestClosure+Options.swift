@@ -84,6 +84,12 @@ extension RefreshingRequestClosure {
         public var onEvent: (@Sendable (RefreshEvent) -> Void)?
 
         /// Monotonic seconds, for waits, the refresh window and durations. Inject one in tests.
+        ///
+        /// A wait's timer is armed for what this clock says is left of the wait, counted in real
+        /// seconds; when it fires it asks the clock again, and a request times out only once the
+        /// clock says its time is up (else the timer is armed again). Moving the clock ahead does
+        /// not end a wait before its timer fires; a clock that stands still keeps every wait
+        /// going, so a test that freezes time sees no timeout.
         public var clock: @Sendable () -> TimeInterval
 
         /// Options with the given values; every parameter has the default the table above gives.
