@@ -371,6 +371,37 @@ struct AdoptAndRefreshIfNeededTests {
         #expect(service.refreshCount == 1)
     }
 
+    /// The app stores a new login and calls `invalidate()` while `refreshIfNeeded` waits for a
+    /// refresh ahead: however that refresh ends, it says nothing about the new login, so the
+    /// caller is answered from what `find()` gives then, not told it is logged out.
+    @Test(arguments: ["succeeds", "fails", "finds nobody logged in"])
+    func refreshIfNeededAfterInvalidateAsksFindNotTheOldRefresh(outcome: String) async throws {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("ageing", recommended: true))
+        let closure = Closure.make(service)
+        _ = try await closure.authorize(makeRequest())
+        await service.started.wait(for: 1)
+        let done = Completions<Result<Void, any Error>>()
+        closure.refreshIfNeeded { done.record(0, $0) }
+        service.store(service.authentication("new-login"))
+        closure.invalidate()
+        switch outcome {
+        case "succeeds": service.completePending()
+        case "fails": service.completePending(with: .failure(ExampleError(code: 7)))
+        default: service.completePending(with: .failure(RefreshQueueError.notAuthenticated))
+        }
+        await done.wait(for: 1)
+        guard case .success = done.results[0] else {
+            Issue.record("refreshIfNeeded answered \(String(describing: done.results[0]))")
+            return
+        }
+        #expect(closure.signsAtOnce(with: "Bearer new-login"))
+        // And after a logout stored the same way, it says so.
+        service.store(nil)
+        closure.invalidate()
+        await #expect(throws: RefreshQueueError.notAuthenticated) { try await closure.refreshIfNeeded() }
+    }
+
     /// After a refresh ahead failed, a token that still works is kept until its back-off ends:
     /// `refreshIfNeeded` then succeeds at once, without a refresh, as documented.
     @Test func refreshIfNeededKeepsAWorkingTokenWhileNoRefreshAheadMayStart() async throws {

@@ -31,8 +31,8 @@ extension RefreshStateMachine {
             guard attempt.epoch == epoch, id > lastAdoptedAttempt else {
                 // Invalidated, or a newer attempt's result is held: keep what is held now.
                 actions.displaced.append(value)
-                answer(probes, credential.map { .sign($0.value) } ?? .fail(.notAuthenticated), into: &actions)
                 if lineWasHeld { releaseHold(now: now, into: &actions) }
+                settleProbesAfresh(probes, into: &actions)
                 return actions
             }
             lastAdoptedAttempt = id
@@ -68,7 +68,9 @@ extension RefreshStateMachine {
                 retryAfter = Backoff(until: now + delay, error: error)
             }
             let current = attempt.epoch == epoch && credential?.generation == attempt.generation
-            answer(probes, .fail(error), into: &actions)
+            // After an `invalidate()`, what the old refresh met says nothing about the login now.
+            let probesAfresh = attempt.epoch != epoch ? probes : []
+            if probesAfresh.isEmpty { answer(probes, .fail(error), into: &actions) }
             if lineWasHeld {
                 actions.events.append(.refreshFailed(error, duration: duration))
                 if current {
@@ -88,12 +90,14 @@ extension RefreshStateMachine {
                     forgetCredential(into: &actions)
                 }
             }
+            settleProbesAfresh(probesAfresh, into: &actions)
         case .superseded:
-            answer(probes, .fail(.notAuthenticated), into: &actions)
+            // The store holds another session, or none: the line asks `find()` which.
             if attempt.epoch == epoch, credential?.generation == attempt.generation {
                 forgetCredential(into: &actions)
             }
             if lineWasHeld { releaseHold(now: now, into: &actions) }
+            settleProbesAfresh(probes, into: &actions)
         }
         return actions
     }

@@ -116,6 +116,27 @@ extension RefreshStateMachine {
         return probes
     }
 
+    /// Answers the probes of a refresh whose result no longer says anything about what is held
+    /// (an `invalidate()` meanwhile, or a store holding another session): with what is held, or,
+    /// when nothing is, by moving them into the line, in arrival order, so that `find()` decides.
+    mutating func settleProbesAfresh(_ probes: [Waiter], into actions: inout Actions) {
+        guard !probes.isEmpty else { return }
+        if let credential {
+            answer(probes, .sign(credential.value), into: &actions)
+            return
+        }
+        for probe in probes { line.insert(probe) }
+        switch linePhase {
+        case .held:
+            hold?.requests += probes.count
+            armWaitTimer(into: &actions)
+        case .loading, .evaluating:
+            armWaitTimer(into: &actions)
+        case .moving:
+            if !pumpPending { schedulePump(into: &actions) }
+        }
+    }
+
     mutating func schedulePump(into actions: inout Actions) {
         pumpPending = true
         actions.schedulePump = true

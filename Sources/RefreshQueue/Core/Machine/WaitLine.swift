@@ -61,6 +61,15 @@ struct WaitLine: Sendable {
         count += 1
     }
 
+    /// Puts `waiter`, which arrived earlier and waited beside the line, in its place by ticket.
+    mutating func insert(_ waiter: Waiter) {
+        guard let last = lastTicket, waiter.ticket < last else { return append(waiter) }
+        skipEmptySlots()
+        let place = slots[head...].firstIndex { $0.map { $0.ticket > waiter.ticket } ?? false } ?? slots.count
+        slots.insert(waiter, at: place)
+        count += 1
+    }
+
     /// Takes waiters from the front while `include` says so.
     mutating func removeFirst(while include: (Waiter) -> Bool) -> [Waiter] {
         var taken: [Waiter] = []
