@@ -77,6 +77,11 @@ struct Burst {
             burst.inFlightLimit = inFlight
             await burst.run(requests: requests, timeline: nil)
             say(WorkerProcess.resultLine(index: worker.index, tally: tally))
+            // A refresh ahead this process started may still run, holding the shared lock: let it
+            // end and save before the process exits. Gone first, it would take the rotated refresh
+            // token with it, and the next process would send the spent one (a reuse the server
+            // answers by revoking the session).
+            try? await closure.refreshIfNeeded()
             return tally.snapshot.errors.isEmpty
         } catch {
             say("error: \(error)")

@@ -65,9 +65,14 @@ final class Cleanup: @unchecked Sendable {
         Foundation.exit(status)
     }
 
-    /// Kills `process` should the walkthrough be interrupted before it ends.
+    /// Kills `process` should the walkthrough be interrupted before it ends; at once, if it is
+    /// being interrupted already (a worker that started as the others were killed).
     func register(process: Int32) {
-        locked { _ = $0.processes.insert(process) }
+        lock.lock()
+        let interrupted = interruption != nil
+        if !interrupted { processes.insert(process) }
+        lock.unlock()
+        if interrupted { kill(process, SIGKILL) }
     }
 
     /// `process` has ended.

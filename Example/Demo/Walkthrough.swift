@@ -104,12 +104,16 @@ struct Walkthrough {
         } else if options.processes > 1 {
             tally = try await runWorkers(stub: stub, token: .file(store.fileURL))
         } else {
+            let live = Tally()
+            let closure = RefreshingRequestClosure.walkthrough(
+                client: client, store: store, lifetime: options.lifetime, timeline: timeline, tally: live)
+            await Burst(closure: closure, baseURL: stub.baseURL, session: session, tally: live)
+                .run(requests: options.requests, timeline: timeline)
+            // The burst's figures; then a refresh ahead still running is let end, so that its
+            // lines come before the summary and its token is saved before the program goes.
             tally = Tally()
-            await Burst(
-                closure: .walkthrough(
-                    client: client, store: store, lifetime: options.lifetime, timeline: timeline, tally: tally),
-                baseURL: stub.baseURL, session: session, tally: tally
-            ).run(requests: options.requests, timeline: timeline)
+            tally.merge(live)
+            try? await closure.refreshIfNeeded()
         }
 
         // 5. What happened, according to the server and to the clients.

@@ -25,8 +25,13 @@ enum WorkerProcess {
         let child = process.processIdentifier
         Cleanup.shared.register(process: child)
         defer { Cleanup.shared.unregister(process: child) }
-        // Read while it runs, so a full pipe can never block the child.
-        let data = output.fileHandleForReading.readDataToEndOfFile()
+        // Read while it runs, so a full pipe can never block the child; on a thread of its own, as
+        // the read blocks until the child ends: on Swift's task pool (one thread per core) it would
+        // keep every other worker from starting.
+        let reader = output.fileHandleForReading
+        let data = await withCheckedContinuation { (continuation: CheckedContinuation<Data, Never>) in
+            Thread { continuation.resume(returning: reader.readDataToEndOfFile()) }.start()
+        }
         await finished.wait()
         let text = String(decoding: data, as: UTF8.self)
         guard let outcome = parse(text) else {
