@@ -151,13 +151,25 @@ struct HostileTokenEndpointIntegrationTests {
             _ = try await client.refresh(token)
             Issue.record("expected an error")
         } catch {
-            var dumped = ""
-            dump(error, to: &dumped)
             let basic = Data("client-id:\(Self.secret)".utf8).base64EncodedString()
-            for text in [String(describing: error), String(reflecting: error), dumped] {
-                for secret in [Self.secret, Self.refreshToken, basic] {
-                    #expect(!text.contains(secret), "\(secret) appears in \(text)")
-                }
+            Self.expectNoneOf([Self.secret, Self.refreshToken, basic], printedIn: error)
+        }
+    }
+
+    /// Checks that no form in which `error` may be printed (its description, its debug
+    /// description, `dump`, and all of those wrapped in `refreshFailed`) holds any of `secrets`.
+    private static func expectNoneOf(
+        _ secrets: [String], printedIn error: any Error, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        var texts: [String] = []
+        for printed in [error, RefreshQueueError.refreshFailed(error)] as [any Error] {
+            var dumped = ""
+            dump(printed, to: &dumped)
+            texts += [String(describing: printed), String(reflecting: printed), dumped]
+        }
+        for text in texts {
+            for secret in secrets {
+                #expect(!text.contains(secret), "a secret appears in \(text)", sourceLocation: sourceLocation)
             }
         }
     }
@@ -181,16 +193,8 @@ struct HostileTokenEndpointIntegrationTests {
             _ = try await client.refresh(token)
             Issue.record("expected an error")
         } catch {
-            var dumped = ""
-            dump(error, to: &dumped)
-            let wrapped = RefreshQueueError.refreshFailed(error)
-            let texts = [String(describing: error), String(reflecting: error), dumped, wrapped.description]
-            #expect(texts[0].contains("[redacted]"))
-            for text in texts {
-                for secret in [assertion, apiKey, Self.refreshToken] {
-                    #expect(!text.contains(secret), "a secret appears in \(text)")
-                }
-            }
+            #expect(String(describing: error).contains("[redacted]"))
+            Self.expectNoneOf([assertion, apiKey, Self.refreshToken], printedIn: error)
         }
     }
 
@@ -210,15 +214,8 @@ struct HostileTokenEndpointIntegrationTests {
                 return
             }
             #expect(underlying.code == .cannotConnectToHost)
-            var dumped = ""
-            dump(error, to: &dumped)
-            var wrapped = ""
-            dump(RefreshQueueError.refreshFailed(error), to: &wrapped)
-            for text in [String(describing: error), String(reflecting: error), dumped, wrapped] {
-                for secret in ["url-password-0123", "query-secret-0123", Self.refreshToken, Self.secret] {
-                    #expect(!text.contains(secret), "a secret appears in \(text)")
-                }
-            }
+            Self.expectNoneOf(
+                ["url-password-0123", "query-secret-0123", Self.refreshToken, Self.secret], printedIn: error)
         }
     }
 }
