@@ -193,22 +193,19 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
                 // Save only over what was refreshed: a logout or a login meanwhile wins, and then
                 // the result is not used either.
                 let outcome =
-                    locked ? saveIfCurrent(fresh) : relocked(otherwise: { .unverified($0) }) { saveIfCurrent(fresh) }
+                    locked ? saveIfCurrent(fresh) : relocked(otherwise: { .notSaved($0) }) { saveIfCurrent(fresh) }
                 owned?.unlock()
                 switch outcome {
                 case .saved:
                     break
-                case .saveFailed(let failure):
-                    // Reported once the lock is released: `onEvent` never runs under a lock, and a
-                    // slow handler must not keep other processes waiting.
-                    onSaveFailure(failure)
                 case .superseded:
                     complete(.failure(RefreshSuperseded()))
                     return
-                case .unverified(let error):
+                case .notSaved(let error):
                     // The server may have rotated the refresh token already: dropping the result
-                    // would leave only the spent one. Kept in memory, like a result whose save
-                    // failed; the next refresh here starts from it and saves it then.
+                    // would leave only the spent one. Kept in memory; the next refresh here starts
+                    // from it and saves it then. Reported once the lock is released: `onEvent`
+                    // never runs under a lock, and a slow handler must not keep others waiting.
                     onSaveFailure(error)
                 }
             case .failure(let error):
@@ -229,14 +226,13 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
     private enum SaveOutcome {
         /// Saved: use it.
         case saved
-        /// Its save failed: use it anyway (the refresh token in it may be the only one left), and
-        /// report the failure after the lock.
-        case saveFailed(any Error)
         /// The store holds another session (a login meanwhile) or none (a logout): drop it.
         case superseded
-        /// The store could not be read, or its lock not taken again: nobody knows which session
-        /// it holds, so nothing is saved over it.
-        case unverified(any Error)
+        /// Not saved: its save failed, or the store could not be read or its lock taken again
+        /// (nobody knows which session it holds, so nothing is saved over it). Use it anyway, as
+        /// its refresh token may be the only one the server still accepts, and report the error
+        /// after the lock.
+        case notSaved(any Error)
     }
 
     /// Saves `fresh` if the store holds a token this process refreshed away (the one just
@@ -246,7 +242,7 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         do {
             stored = try load()
         } catch {
-            return .unverified(error)
+            return .notSaved(error)
         }
         // User code (the tokens) is read before taking the lock.
         guard let storedIdentity = stored?.sessionIdentity, superseded.withLock({ $0.contains(storedIdentity) })
@@ -257,7 +253,7 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
             try save(fresh)
             return .saved
         } catch {
-            return .saveFailed(error)
+            return .notSaved(error)
         }
     }
 

@@ -69,8 +69,8 @@ extension RefreshStateMachine {
             }
             let current = attempt.epoch == epoch && credential?.generation == attempt.generation
             // After an `invalidate()`, what the old refresh met says nothing about the login now.
-            let probesAfresh = attempt.epoch != epoch ? probes : []
-            if probesAfresh.isEmpty { answer(probes, .fail(error), into: &actions) }
+            let invalidated = attempt.epoch != epoch
+            if !invalidated { answer(probes, .fail(error), into: &actions) }
             if lineWasHeld {
                 actions.events.append(.refreshFailed(error, duration: duration))
                 if current {
@@ -90,7 +90,7 @@ extension RefreshStateMachine {
                     forgetCredential(into: &actions)
                 }
             }
-            settleProbesAfresh(probesAfresh, into: &actions)
+            if invalidated { settleProbesAfresh(probes, into: &actions) }
         case .superseded:
             // The store holds another session, or none: the line asks `find()` which.
             if attempt.epoch == epoch, credential?.generation == attempt.generation {
