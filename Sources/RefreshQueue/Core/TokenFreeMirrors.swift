@@ -43,3 +43,26 @@ extension HeldCredential: CustomReflectable {
         Mirror(self, children: ["signsRequests": signingHeader != nil], displayStyle: .class)
     }
 }
+
+extension RefreshQueueError: CustomReflectable {
+    /// What `dump` and debuggers show: the case, and of a wrapped error only what ``description``
+    /// shows of it (its type and code, or its text when it is a ``TokenFreeError``). An app's own
+    /// error may quote a token (the refresh token it sent, say); it stays in the case for code to
+    /// inspect, but `dump(error)` and a `RefreshEvent` that carries it never print it.
+    public var customMirror: Mirror {
+        let children: KeyValuePairs<String, Any>
+        switch self {
+        case .refreshFailed(let underlying):
+            children = ["refreshFailed": Self.summary(of: underlying)]
+        case .authenticationUnreadable(let underlying):
+            children = ["authenticationUnreadable": Self.summary(of: underlying)]
+        case .invalidConfiguration(let reason):
+            children = ["invalidConfiguration": reason]
+        case .insecureRequest(let host):
+            children = ["insecureRequest": host]
+        case .notAuthenticated, .refreshTimedOut, .invalidToken, .excessiveRefresh, .cancelled:
+            children = [:]
+        }
+        return Mirror(self, children: children, displayStyle: .enum)
+    }
+}
