@@ -90,11 +90,11 @@ let package = Package(
             dependencies: ["RefreshQueue", "RefreshQueueRedis", "LocalRedis", "SpotifyStub", "TestSupport", "Workload"],
             path: "Tests/IntegrationTests"
         ),
-        // Every ```swift block of the documentation catalog, compiled (Snippets/) and checked to
-        // match the articles line for line (ArticleSnippetTests).
+        // Every ```swift block of the documentation catalog and of README.md, compiled (Snippets/)
+        // and checked to match the documents line for line (ArticleSnippetTests).
         .testTarget(
             name: "DocumentationTests",
-            dependencies: ["RefreshQueue"],
+            dependencies: ["RefreshQueue", "RefreshQueueRedis"],
             path: "Tests/DocumentationTests"
         ),
     ],

@@ -1,6 +1,6 @@
-// Every ```swift block of the documentation catalog must appear, line for line, in one of the
-// files under Snippets/, which this target compiles. An article whose code drifts from code that
-// compiles fails here.
+// Every ```swift block of the documentation catalog and of README.md must appear, line for line,
+// in one of the files under Snippets/, which this target compiles. An article whose code drifts
+// from code that compiles fails here.
 //
 // Lines are compared with surrounding whitespace removed; blank lines, lines that are only `…` or
 // `// …` (the articles' way of leaving code out), and `import` lines (the formatter moves imports
@@ -61,9 +61,16 @@ enum SnippetText {
         return text.split(separator: "\n", omittingEmptySubsequences: false)
     }
 
-    /// Every ```swift block of every article in the catalog.
+    /// The package's README.md, from Tests/DocumentationTests.
+    static let readme =
+        testsDirectory
+        .deletingLastPathComponent()
+        .deletingLastPathComponent()
+        .appendingPathComponent("README.md", isDirectory: false)
+
+    /// Every ```swift block of every article in the catalog, and of README.md.
     static func articleSnippets() -> [ArticleSnippet] {
-        files(in: catalog, endingWith: ".md").flatMap { article in
+        (files(in: catalog, endingWith: ".md") + [readme]).flatMap { article in
             swiftBlocks(in: lines(of: article), article: article.lastPathComponent)
         }
     }
@@ -135,6 +142,8 @@ struct ArticleSnippetTests {
         #expect(!SnippetText.snippetFiles.isEmpty, "no Swift files in \(SnippetText.snippetsDirectory.path)")
         let snippets = SnippetText.articleSnippets()
         #expect(snippets.count >= 10, "only \(snippets.count) Swift blocks found in \(SnippetText.catalog.path)")
+        #expect(
+            snippets.contains { $0.article == "README.md" }, "no Swift blocks found in \(SnippetText.readme.path)")
         #expect(snippets.allSatisfy { !$0.lines.isEmpty }, "an empty Swift block")
     }
 
