@@ -30,10 +30,12 @@ import RefreshQueue
 /// the password appears in no description, mirror or error.
 ///
 /// Every method blocks the calling thread for at most the configuration's deadlines (connecting
-/// and each command); ``lock(timeout:)`` also waits for the lock for at most `timeout`. Resolving
-/// a host name is the exception: the system's resolver has no deadline, so give the server as an
-/// IP address (or a name the hosts file resolves) where a slow DNS must not hold a request. A
-/// dropped connection is opened again on the next call.
+/// and each command), also while other threads use the same store; ``lock(timeout:)`` also waits
+/// for the lock for at most `timeout`, and, when the answer to taking it is lost, for one more
+/// command that releases what the server may have taken. Resolving a host name is the exception:
+/// the system's resolver has no deadline, so give the server as an IP address (or a name the hosts
+/// file resolves) where a slow DNS must not hold a request. A dropped connection is opened again on
+/// the next call.
 public final class RedisAuthenticationStore<Value: Codable & Sendable>: CoordinatedAuthenticationStore,
     CustomStringConvertible, CustomReflectable
 {
@@ -138,7 +140,13 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
         let deadline = ProcessInfo.processInfo.systemUptime + wait
         var pause: TimeInterval = 0.005
         while true {
-            let reply = try client.run(RESPCommand("SET", [lockKey, owner, "NX", "PX", milliseconds]))
+            let reply: RESPValue
+            do {
+                reply = try client.run(RESPCommand("SET", [lockKey, owner, "NX", "PX", milliseconds]))
+            } catch {
+                releaseIfTaken(owner: owner, after: error)
+                throw error
+            }
             switch reply {
             case .simpleString("OK"):
                 return RedisStoreLock(client: client, key: lockKey, owner: owner)
@@ -148,8 +156,24 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
                 Thread.sleep(forTimeInterval: min(pause, left))
                 pause = min(pause * 2, 0.1)
             default:
-                throw RedisError.protocolViolation("SET NX answered with neither OK nor nil")
+                let error = RedisError.protocolViolation("SET NX answered with neither OK nor nil")
+                releaseIfTaken(owner: owner, after: error)
+                throw error
             }
+        }
+    }
+
+    /// After a `SET … NX` whose answer was lost (a timeout, a dropped connection, a garbled
+    /// reply), the server may have taken the lock for `owner` all the same, and nobody would
+    /// release it before `lockTTL`: it is released here if so, before the error is thrown. When
+    /// the server cannot be asked either, the lock expires at its TTL.
+    private func releaseIfTaken(owner: String, after error: RedisError) {
+        switch error {
+        case .timedOut("SET"), .connectionClosed, .protocolViolation, .replyTooLarge:
+            _ = try? client.run(RESPCommand("EVAL", [RedisStoreLock.compareAndDelete, "1", lockKey, owner]))
+        default:
+            // Never sent (no connection, or still connecting), or refused: nothing was taken.
+            return
         }
     }
 

@@ -8,7 +8,8 @@ public struct RedisConfiguration: Sendable, CustomStringConvertible, CustomRefle
     public var host: String
     /// The server's port (default 6379).
     public var port: Int
-    /// The ACL user name (Redis 6 and later), or `nil` for the default user.
+    /// The ACL user name (Redis 6 and later), or `nil` for the default user. A user without a
+    /// password (`nopass`) needs no ``password``.
     public var username: String?
     /// The password (`requirepass` or the ACL user's), or `nil` when the server needs none.
     public var password: String?
@@ -57,6 +58,11 @@ public struct RedisConfiguration: Sendable, CustomStringConvertible, CustomRefle
 
     /// A deadline `seconds` from now, in monotonic seconds; an unusable value counts as 2 s.
     static func deadline(after seconds: TimeInterval) -> TimeInterval {
-        ProcessInfo.processInfo.systemUptime + (seconds.isFinite && seconds > 0 ? seconds : 2)
+        ProcessInfo.processInfo.systemUptime + Self.seconds(seconds)
+    }
+
+    /// `seconds` as a deadline uses it: an unusable value (not finite, zero or less) is 2 s.
+    static func seconds(_ seconds: TimeInterval) -> TimeInterval {
+        seconds.isFinite && seconds > 0 ? seconds : 2
     }
 }

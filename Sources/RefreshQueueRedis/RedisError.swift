@@ -3,10 +3,11 @@ import Foundation
 /// Why a ``RedisAuthenticationStore`` could not talk to its Redis server.
 ///
 /// No case carries a password, a stored value or a token: ``description`` is safe to log. The
-/// cases a network causes (``connectionFailed(_:)``, ``timedOut(_:)``, ``connectionClosed``) are
-/// transport failures (`RefreshFailure.isTransportFailure`): a refresh that fails with one is not
-/// counted against the closure's refresh window, and requests fail while the server is away
-/// instead of logging the user out.
+/// cases a network causes (``connectionFailed(_:)``, ``timedOut(_:)``, ``connectionClosed``), and a
+/// ``commandFailed(command:message:)`` of a server that cannot answer yet (`LOADING` after a
+/// restart, `BUSY`, `MASTERDOWN`), are transport failures (`RefreshFailure.isTransportFailure`): a
+/// refresh that fails with one is not counted against the closure's refresh window, and requests
+/// fail while the server is away instead of logging the user out.
 public enum RedisError: Error, Sendable, Equatable {
     /// The server could not be reached: the host did not resolve, the connection was refused, or
     /// a socket call failed. Says which, without any credential.

@@ -6,7 +6,8 @@ import RefreshQueue
 ///
 /// Calls from several threads take turns: each runs its commands and reads their replies whole
 /// under the client's lock, so replies never interleave. Every wait is bounded by the
-/// configuration's deadlines.
+/// configuration's deadlines, the wait for a turn included: a call ends at most the connect and
+/// command deadlines after it was made, however many calls are ahead of it.
 final class RedisClient: @unchecked Sendable {
     let configuration: RedisConfiguration
     private let lock = NSLock()
@@ -20,17 +21,24 @@ final class RedisClient: @unchecked Sendable {
     /// Sends `commands` pipelined and returns one reply for each. A transport or protocol error
     /// drops the connection; the next call connects again.
     func run(_ commands: [RESPCommand]) throws(RedisError) -> [RESPValue] {
-        lock.lock()
+        let connectSeconds = RedisConfiguration.seconds(configuration.connectTimeout)
+        let commandSeconds = RedisConfiguration.seconds(configuration.commandTimeout)
+        let end = ProcessInfo.processInfo.systemUptime + connectSeconds + commandSeconds
+        guard lock.lock(before: Date(timeIntervalSinceNow: connectSeconds + commandSeconds)) else {
+            throw .timedOut(commands.map(\.name).joined(separator: ", "))
+        }
         defer { lock.unlock() }
         do throws(RedisError) {
             let open: RedisConnection
             if let connection, !connection.isStale {
                 open = connection
             } else {
-                open = try RedisConnection(configuration)
+                open = try RedisConnection(
+                    configuration, deadline: min(RedisConfiguration.deadline(after: connectSeconds), end))
                 connection = open
             }
-            return try open.exchange(commands)
+            return try open.exchange(
+                commands, deadline: min(RedisConfiguration.deadline(after: commandSeconds), end))
         } catch {
             connection = nil
             throw error

@@ -9,15 +9,17 @@ final class RedisConnection {
     private var parser: RESPParser
     private let configuration: RedisConfiguration
 
-    /// Connects, authenticates and selects the database, within the connect deadline.
-    init(_ configuration: RedisConfiguration) throws(RedisError) {
+    /// Connects, authenticates and selects the database before `deadline` (monotonic seconds).
+    init(_ configuration: RedisConfiguration, deadline: TimeInterval) throws(RedisError) {
         self.configuration = configuration
-        let deadline = RedisConfiguration.deadline(after: configuration.connectTimeout)
         socket = try RedisSocket(host: configuration.host, port: configuration.port, deadline: deadline)
         parser = RESPParser(maximumReplySize: configuration.maximumReplySize)
         var handshake: [RESPCommand] = []
-        if let password = configuration.password {
-            handshake.append(RESPCommand("AUTH", configuration.username.map { [$0, password] } ?? [password]))
+        if let username = configuration.username {
+            // A user without a password (`nopass`) takes any: it is still that user, not `default`.
+            handshake.append(RESPCommand("AUTH", [username, configuration.password ?? ""]))
+        } else if let password = configuration.password {
+            handshake.append(RESPCommand("AUTH", [password]))
         }
         if configuration.database != 0 { handshake.append(RESPCommand("SELECT", [String(configuration.database)])) }
         guard !handshake.isEmpty else { return }

@@ -55,10 +55,21 @@ final class RedisSocket {
     private static func connect(_ address: addrinfo, host: String, port: Int, deadline: TimeInterval)
         throws(RedisError) -> Int32
     {
-        let socketDescriptor = socket(address.ai_family, address.ai_socktype, address.ai_protocol)
+        // Close-on-exec: a child process the service starts never inherits the connection (it
+        // would keep it open after this process dropped it).
+        #if canImport(Glibc)
+        let type = address.ai_socktype | Int32(SOCK_CLOEXEC.rawValue)
+        #else
+        let type = address.ai_socktype
+        #endif
+        let socketDescriptor = socket(address.ai_family, type, address.ai_protocol)
         guard socketDescriptor >= 0 else { throw .connectionFailed("socket() failed (\(errnoName()))") }
         var keep = false
         defer { if !keep { close(socketDescriptor) } }
+        let descriptorFlags = fcntl(socketDescriptor, F_GETFD)
+        guard descriptorFlags >= 0, fcntl(socketDescriptor, F_SETFD, descriptorFlags | FD_CLOEXEC) == 0 else {
+            throw .connectionFailed("fcntl() failed (\(errnoName()))")
+        }
         let flags = fcntl(socketDescriptor, F_GETFL, 0)
         guard flags >= 0, fcntl(socketDescriptor, F_SETFL, flags | O_NONBLOCK) == 0 else {
             throw .connectionFailed("fcntl() failed (\(errnoName()))")
@@ -115,7 +126,11 @@ final class RedisSocket {
     }
 
     /// Receives what the server sent, at most `limit` bytes, waiting until `deadline`.
+    ///
+    /// Past the deadline it fails even when bytes are waiting: a server that keeps sending a few
+    /// bytes of a reply that never completes must not hold the caller beyond it.
     func receive(limit: Int, deadline: TimeInterval, operation: String) throws(RedisError) -> [UInt8] {
+        guard ProcessInfo.processInfo.systemUptime < deadline else { throw .timedOut(operation) }
         var chunk = [UInt8](repeating: 0, count: max(1, min(limit, 64 * 1024)))
         while true {
             let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }

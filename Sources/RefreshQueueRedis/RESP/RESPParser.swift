@@ -96,8 +96,11 @@ struct RESPParser {
                 return .null
             }
             guard length <= maximumReplySize else { throw .replyTooLarge(limit: maximumReplySize) }
+            // Compared as what is left of the buffer: `line.end + length` overflows when the
+            // bound is near the largest integer.
+            let available = buffer.count - line.end
+            guard length <= available, available - length >= 2 else { return nil }
             let end = line.end + length
-            guard end + 2 <= buffer.count else { return nil }
             guard buffer[end] == UInt8(ascii: "\r"), buffer[end + 1] == UInt8(ascii: "\n") else {
                 throw .protocolViolation("a bulk string longer than its length")
             }
