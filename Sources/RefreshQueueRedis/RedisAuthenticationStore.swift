@@ -168,13 +168,9 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
     /// release it before `lockTTL`: it is released here if so, before the error is thrown. When
     /// the server cannot be asked either, the lock expires at its TTL.
     private func releaseIfTaken(owner: String, after error: RedisError) {
-        switch error {
-        case .timedOut("SET"), .connectionClosed, .protocolViolation, .replyTooLarge:
-            _ = try? client.run(RESPCommand("EVAL", [RedisStoreLock.compareAndDelete, "1", lockKey, owner]))
-        default:
-            // Never sent (no connection, or still connecting), or refused: nothing was taken.
-            return
-        }
+        // Otherwise never sent (no connection, or still connecting), or refused: nothing was taken.
+        guard error.answerMayBeLost else { return }
+        RedisStoreLock.release(lockKey, owner: owner, using: client)
     }
 
     /// The process id in the lock's owner value, if the lock is held: which process holds it.

@@ -56,3 +56,14 @@ extension RedisError: CustomStringConvertible, LocalizedError {
     /// The same text as ``description``.
     public var errorDescription: String? { description }
 }
+
+extension RedisError {
+    /// Whether a command that failed this way may have run on the server all the same: its answer
+    /// timed out, its connection dropped before the answer, or the answer could not be read.
+    var answerMayBeLost: Bool {
+        switch self {
+        case .timedOut, .connectionClosed, .protocolViolation, .replyTooLarge: return true
+        default: return false
+        }
+    }
+}

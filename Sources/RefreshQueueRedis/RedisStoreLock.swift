@@ -34,7 +34,20 @@ final class RedisStoreLock: AuthenticationStoreLock, @unchecked Sendable {
         released = true
         lock.unlock()
         guard first else { return }
-        _ = try? client.run(RESPCommand("EVAL", [Self.compareAndDelete, "1", key, owner]))
+        Self.release(key, owner: owner, using: client)
+    }
+
+    /// Deletes `key` if it still holds `owner`. When the answer is lost (the script may or may not
+    /// have run), it runs once more, on a new connection: it deletes only this owner's value, so
+    /// running it twice is safe, and a lock left behind would block everyone until its TTL.
+    static func release(_ key: String, owner: String, using client: RedisClient) {
+        let command = RESPCommand("EVAL", [compareAndDelete, "1", key, owner])
+        do {
+            _ = try client.run(command)
+        } catch {
+            guard error.answerMayBeLost else { return }
+            _ = try? client.run(command)
+        }
     }
 
     /// `<pid>-<32 random hex digits>`: unique to this holder, and says which process it is.

@@ -48,6 +48,32 @@ struct RedisRobustnessTests {
         }
     }
 
+    /// The connection drops as the release script is sent, before the server runs it: the lock is
+    /// released all the same (the script runs once more, on a new connection), not left to block
+    /// every process until its TTL.
+    @Test(.enabled(if: RedisFixture.enabled, RedisFixture.skipReason))
+    func aLockWhoseReleaseIsLostOnTheWayIsReleasedAllTheSame() throws {
+        let server = try RedisFixture.server()
+        defer { server.stop() }
+        let proxy = try ReplySwallowingProxy(
+            to: server.port, swallowingRepliesAfter: "$4\r\nEVAL\r\n", droppingTheCommand: true)
+        defer { proxy.stop() }
+        let key = RedisFixture.uniqueKey()
+        let behindProxy = RedisAuthenticationStore<OAuth2Token>(
+            key: key,
+            configuration: RedisConfiguration(
+                port: proxy.port, password: server.password, connectTimeout: 5, commandTimeout: 1),
+            lockTTL: 120)
+        try behindProxy.lock(timeout: 5).unlock()
+        #expect(proxy.swallowedByteCount > 0, "the release was lost on its way")
+        let other = RedisAuthenticationStore<OAuth2Token>(key: key, configuration: RedisFixture.configuration(server))
+        do {
+            try other.lock(timeout: 0).unlock()
+        } catch {
+            Issue.record("the lock was left held: \(error)")
+        }
+    }
+
     /// "Every method blocks the calling thread for at most the configuration's deadlines": also
     /// when several threads call at once and the server has stopped answering. Calls took turns,
     /// each waiting for the deadlines of every call ahead of it too.

@@ -10,12 +10,14 @@ import Darwin
 /// A proxy on 127.0.0.1 in front of a real server: it passes every byte both ways, except that
 /// once a client sends a command containing `marker` (the first time only, over all
 /// connections), the server's replies on that connection are read and thrown away from then on.
-/// The command runs on the server; its client never learns the outcome.
+/// The command runs on the server; its client never learns the outcome. With `droppingTheCommand`,
+/// that command never reaches the server instead: the proxy closes the connection on it.
 final class ReplySwallowingProxy: @unchecked Sendable {
     let port: Int
     private let listener: Int32
     private let serverPort: Int
     private let marker: [UInt8]
+    private let droppingTheCommand: Bool
     /// Guards every property below.
     private let condition = NSCondition()
     private var stopped = false
@@ -23,16 +25,17 @@ final class ReplySwallowingProxy: @unchecked Sendable {
     private var sockets: [Int32] = []
     private var swallowed = 0
 
-    init(to serverPort: Int, swallowingRepliesAfter marker: String) throws {
+    init(to serverPort: Int, swallowingRepliesAfter marker: String, droppingTheCommand: Bool = false) throws {
         self.serverPort = serverPort
         self.marker = Array(marker.utf8)
+        self.droppingTheCommand = droppingTheCommand
         let (listener, port) = try LoopbackServer.listeningSocket()
         self.listener = listener
         self.port = Int(port)
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 
-    /// Bytes of replies thrown away so far.
+    /// Bytes of replies (or of the dropped command) thrown away so far.
     var swallowedByteCount: Int {
         condition.lock()
         defer { condition.unlock() }
@@ -93,6 +96,11 @@ final class ReplySwallowingProxy: @unchecked Sendable {
                         if !triggered {
                             triggered = true
                             swallowing = true
+                            if droppingTheCommand {
+                                swallowed += count
+                                condition.unlock()
+                                break loop
+                            }
                         }
                         condition.unlock()
                     }
