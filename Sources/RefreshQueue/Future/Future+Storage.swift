@@ -56,7 +56,7 @@ extension Future {
     /// else can see the future: a ``FutureMapStep`` or a ``FutureFlatMapStep``, a struct of one
     /// closure.
     @inlinable
-    func storeStep<Step>(_ step: Step) {
+    func storeStep<Step: FutureStep>(_ step: Step) {
         precondition(
             MemoryLayout<Step>.size == MemoryLayout<FutureErasedStep>.size && FutureStorage.holds(Step.self),
             "a step is one closure, and a closure fits in a future's storage")
@@ -70,7 +70,7 @@ extension Future {
     /// No lock: nothing else reads the storage or `holdsStep` while the future is pending, and the
     /// only writes before this one were made before the future was published.
     @inlinable
-    func takeStep<Step>(as type: Step.Type) -> Step {
+    func takeStep<Step: FutureStep>(as type: Step.Type) -> Step {
         holdsStep = false
         return withStorage { $0.assumingMemoryBound(to: Step.self).move() }
     }

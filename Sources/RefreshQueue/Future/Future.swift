@@ -150,7 +150,7 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
 
     /// A pending future that holds `step`, the transform of the stage that will complete it.
     @inlinable
-    init<Step>(step: Step) {
+    init<Step: FutureStep>(step: Step) {
         storage = FutureStorage()
         callbacks = .none
         state = .pending
@@ -376,10 +376,13 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
         let next = Future<Value>(pending: ())
         forward(to: next).run()
         if !next.isCompleted {
-            // Strong: an observer may be all that wants the result, and observers do not keep a
-            // future alive; the timer lets go of it when it fires.
-            queue.asyncAfter(deadline: DispatchTime.after(seconds: seconds)) {
-                next.settle(.failure(error)).run()
+            // Weak: while `next` is pending, this future holds it (the callback `forward` added),
+            // and this future is kept by whatever will complete it; when it completes or is
+            // abandoned, so is `next`, and the timer has nothing left to do. A strong reference
+            // would keep `next` and its result until the timer fires: an hour, or forever for an
+            // infinite timeout.
+            queue.asyncAfter(deadline: DispatchTime.after(seconds: seconds)) { [weak next] in
+                next?.settle(.failure(error)).run()
             }
         }
         return next
@@ -445,8 +448,9 @@ private struct CollectedValues<Value> {
 extension DispatchTime {
     /// `now + seconds`, treating negative, NaN and enormous intervals sensibly.
     static func after(seconds: TimeInterval) -> DispatchTime {
-        guard seconds.isFinite else { return seconds.isNaN ? .now() : .distantFuture }
+        // NaN and every negative value, minus infinity included, mean now.
         guard seconds > 0 else { return .now() }
+        guard seconds.isFinite else { return .distantFuture }
         let nanoseconds = seconds * 1_000_000_000
         let now = DispatchTime.now().uptimeNanoseconds
         guard nanoseconds < Double(UInt64.max / 2 - now) else { return .distantFuture }

@@ -20,3 +20,6 @@ public enum FutureError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 }
+
+/// Its text names no token: a ``RefreshQueueError/refreshFailed(_:)`` that wraps it shows it.
+extension FutureError: TokenFreeError {}
