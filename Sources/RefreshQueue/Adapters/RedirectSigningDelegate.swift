@@ -26,15 +26,22 @@ import FoundationNetworking
 /// ``RefreshingRequestClosure/authorizeRedirect(_:answering:originalRequest:completion:)`` from its
 /// redirect method instead, or set this one as a data task's `delegate` (Linux; iOS 15, macOS 12).
 /// On Linux, the async data call that takes a task delegate never asks that delegate about
-/// redirects: do not rely on it there.
+/// redirects: do not rely on it there. Also on Linux, URLSession times a task out while it waits
+/// for the redirect decision and stops the process if the decision comes later; a redirect whose
+/// signing waits for a refresh is therefore not followed (the task receives the redirect response
+/// itself) when the wait nears the task's request timeout.
 public final class RedirectSigningDelegate: NSObject, URLSessionTaskDelegate, Sendable {
     private let decide:
-        @Sendable (URLRequest, HTTPURLResponse, URLRequest?, @escaping @Sendable (URLRequest?) -> Void) -> Void
+        @Sendable (
+            URLRequest, HTTPURLResponse, URLRequest?, TimeInterval?, @escaping @Sendable (URLRequest?) -> Void
+        ) -> Void
 
     /// A delegate that signs redirects with `closure`'s token.
     public init<Authentication>(_ closure: RefreshingRequestClosure<Authentication>) {
-        decide = { request, response, original, completion in
-            closure.authorizeRedirect(request, answering: response, originalRequest: original, completion: completion)
+        decide = { request, response, original, limit, completion in
+            closure.authorizeRedirect(
+                request, answering: response, originalRequest: original, waitingAtMost: limit,
+                completion: completion)
         }
     }
 
@@ -43,6 +50,21 @@ public final class RedirectSigningDelegate: NSObject, URLSessionTaskDelegate, Se
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        decide(request, response, task.originalRequest, completionHandler)
+        decide(request, response, task.originalRequest, Self.decisionLimit(session, task), completionHandler)
+    }
+
+    /// How long the decision may wait for a refresh: on Linux, a little less than the request
+    /// timeout (which there counts whole seconds from the start of the hop that redirected), so
+    /// that the decision reaches URLSession while it still waits for one; elsewhere, unbounded.
+    static func decisionLimit(_ session: URLSession, _ task: URLSessionTask) -> TimeInterval? {
+        #if canImport(FoundationNetworking)
+        var timeout = session.configuration.timeoutIntervalForRequest
+        if let requested = task.currentRequest?.timeoutInterval, requested > 0 { timeout = min(timeout, requested) }
+        guard timeout.isFinite else { return nil }
+        let whole = max(timeout.rounded(.down), 0)
+        return max(whole - 1, whole / 2)
+        #else
+        return nil
+        #endif
     }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -32,6 +33,12 @@ extension RefreshingRequestClosure {
     ///   not allowed) are never retried, and neither is a request whose body is a stream
     ///   (`httpBodyStream`), which cannot be read twice: its 401, like a 307 or 308 that would have
     ///   to send that body again, is returned as it is.
+    /// - On Linux, a 401 that carries an HTTP authentication challenge (`WWW-Authenticate: Basic`)
+    ///   is returned without its body: URLSession there would otherwise wait forever for a password.
+    ///
+    /// Each transfer (each hop, and the retry) ends within the session's
+    /// `timeoutIntervalForResource` with `URLError(.timedOut)`, also on Linux, whose URLSession does
+    /// not enforce it itself.
     ///
     /// Cancelling the task cancels the waiting or the transfer and throws `CancellationError`.
     /// On iOS 14, macOS 11 and older, which have no task delegates, the session follows redirects
@@ -44,7 +51,8 @@ extension RefreshingRequestClosure {
         var redirects = 0
         var retried = false
         while true {
-            let (data, response) = try await session.transfer(outgoing, refusingRedirects: true)
+            let (data, response) = try await session.transfer(
+                outgoing, deadline: Self.resourceDeadline(of: session), refusingRedirects: true)
             guard let http = response as? HTTPURLResponse else { return (data, response) }
             if let next = redirect(of: outgoing, answeredBy: http), Self.canResend(outgoing, to: next) {
                 redirects += 1
@@ -92,9 +100,25 @@ extension RefreshingRequestClosure {
     /// The form to call from a redirect method: with the original request, a chain that leaves
     /// the token's origin and then redirects within the new one (A → B → B) does not take the
     /// token to B on its second hop. ``RedirectSigningDelegate`` calls it.
+    ///
+    /// On Linux, call `completion` before the task's request timeout passes: URLSession there
+    /// times the task out while it waits for the decision, and a decision that comes later stops
+    /// the process. ``RedirectSigningDelegate`` gives up waiting for a refresh in time (the task
+    /// then receives the redirect response itself).
     public func authorizeRedirect(
         _ newRequest: URLRequest, answering response: HTTPURLResponse, originalRequest: URLRequest?,
         completion: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        authorizeRedirect(
+            newRequest, answering: response, originalRequest: originalRequest, waitingAtMost: nil,
+            completion: completion)
+    }
+
+    /// ``authorizeRedirect(_:answering:originalRequest:completion:)``, completing with `nil` when
+    /// the redirect has not been signed `limit` seconds from now (it waits for a refresh).
+    func authorizeRedirect(
+        _ newRequest: URLRequest, answering response: HTTPURLResponse, originalRequest: URLRequest?,
+        waitingAtMost limit: TimeInterval?, completion: @escaping @Sendable (URLRequest?) -> Void
     ) {
         let completion = delivering(completion)
         let bare = withoutToken(newRequest)
@@ -104,7 +128,22 @@ extension RefreshingRequestClosure {
             completion(bare)
             return
         }
-        startAuthorizing(bare) { result in completion(try? result.get()) }
+        let task = startAuthorizing(bare) { result in completion(try? result.get()) }
+        if let limit, !task.isCompleted {
+            // A cancelled wait completes with `nil`; a task that completed meanwhile ignores it.
+            timerQueue.asyncAfter(deadline: .after(seconds: limit)) { task.cancel() }
+        }
+    }
+
+    /// When a transfer through `session` must end: its resource timeout from now, on Linux, where
+    /// URLSession does not enforce that timeout; elsewhere URLSession does.
+    private static func resourceDeadline(of session: URLSession) -> DispatchTime? {
+        #if canImport(FoundationNetworking)
+        let limit = session.configuration.timeoutIntervalForResource
+        return limit.isFinite && limit > 0 ? .after(seconds: limit) : nil
+        #else
+        return nil
+        #endif
     }
 
     /// The request that answers a redirect, without any token; `nil` when `response` is not a

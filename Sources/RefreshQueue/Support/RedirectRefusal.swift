@@ -5,9 +5,19 @@ import FoundationNetworking
 #endif
 
 /// A task delegate that refuses every redirect, so that the caller gets the 3xx answer and
-/// decides itself where the request, and its token, may go next.
+/// decides itself where the request, and its token, may go next. One per task.
+///
+/// On Linux it also refuses HTTP authentication challenges (a 401 with `WWW-Authenticate: Basic`,
+/// say): swift-corelibs-foundation otherwise suspends the task forever when no credential is
+/// stored for the challenge, whatever the request timeout. That cancels the task, and
+/// ``challengedResponse`` keeps the 401 so that the caller can return it.
 final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
-    static let shared = RedirectRefusal()
+    private let challenged = Locked<URLResponse?>(nil)
+
+    /// The answer whose authentication challenge was refused (the task was cancelled for it), if any.
+    var challengedResponse: URLResponse? {
+        challenged.withLock { $0 }
+    }
 
     func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
@@ -16,12 +26,32 @@ final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
         completionHandler(nil)
     }
 
+    #if canImport(FoundationNetworking)
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        let httpMethods = [
+            NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest,
+            NSURLAuthenticationMethodDefault, NSURLAuthenticationMethodNTLM, NSURLAuthenticationMethodNegotiate,
+        ]
+        guard httpMethods.contains(challenge.protectionSpace.authenticationMethod),
+            let response = challenge.failureResponse ?? task.response
+        else {
+            completionHandler(.performDefaultHandling, nil)
+            return
+        }
+        challenged.withLock { $0 = response }
+        completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+    #endif
+
     /// Makes `task` refuse redirects whatever its session's delegate says, where the platform has
     /// task delegates (Linux; iOS 15, macOS 12 and later). On older Apple systems the session
     /// follows redirects, and Apple's URLSession drops `Authorization` when it does.
-    static func install(on task: URLSessionTask) {
+    func install(on task: URLSessionTask) {
         if #available(iOS 15, macOS 12, tvOS 15, watchOS 8, *) {
-            task.delegate = shared
+            task.delegate = self
         }
     }
 }

@@ -14,6 +14,8 @@ extension URLSession {
     ///     `URLError(.timedOut)`. URLSession's own `timeoutIntervalForResource` is not enforced on
     ///     Linux (a body dripped one byte a second runs on), so a bound must be enforced here.
     ///   - refusingRedirects: Return a 3xx answer instead of following it (see ``RedirectRefusal``).
+    ///     On Linux, a 401 with an HTTP authentication challenge is then returned without its body
+    ///     instead of suspending the task forever.
     func transfer(
         _ request: URLRequest, deadline: DispatchTime? = nil, refusingRedirects: Bool = false
     ) async throws -> (Data, URLResponse) {
@@ -21,6 +23,12 @@ extension URLSession {
         // The task, until it ends or the deadline passes, whichever comes first; nothing to watch
         // (and no lock to allocate) without a deadline.
         let watch = deadline.map { _ in Locked(DeadlineWatch.running(nil)) }
+        // A timer source, not `asyncAfter`: cancelled when the task ends, it lets go of what it
+        // holds then, not days later when a long deadline (a resource timeout) would pass.
+        let timer = deadline.map { _ in
+            UncheckedSendable(DispatchSource.makeTimerSource(queue: .refreshQueueDeadlines))
+        }
+        let refusal = refusingRedirects ? RedirectRefusal() : nil
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let task = dataTask(with: request) { data, response, error in
@@ -30,12 +38,17 @@ extension URLSession {
                             if case .timedOut = watch { return true }
                             return false
                         } ?? false
+                    timer?.value.cancel()
                     if let error {
                         let wasCancelled = (error as? URLError)?.code == .cancelled
                         if wasCancelled && timedOut {
                             continuation.resume(throwing: URLError(.timedOut))
                         } else if wasCancelled && handle.isCancelled {
                             continuation.resume(throwing: CancellationError())
+                        } else if wasCancelled, let challenged = refusal?.challengedResponse {
+                            // Linux: the delegate refused an authentication challenge, which cancels
+                            // the task; the answer itself is the result (its body is gone).
+                            continuation.resume(returning: (Data(), challenged))
                         } else {
                             continuation.resume(throwing: error)
                         }
@@ -45,9 +58,9 @@ extension URLSession {
                         continuation.resume(throwing: URLError(.badServerResponse))
                     }
                 }
-                if let deadline, let watch {
+                if let deadline, let watch, let timer {
                     watch.withLock { $0 = .running(task) }
-                    DispatchQueue.refreshQueueDeadlines.asyncAfter(deadline: deadline) {
+                    timer.value.setEventHandler {
                         let expired: URLSessionDataTask? = watch.withLock { watch in
                             guard case .running(let task) = watch else { return nil }
                             watch = .timedOut
@@ -55,8 +68,10 @@ extension URLSession {
                         }
                         expired?.cancel()
                     }
+                    timer.value.schedule(deadline: deadline)
+                    timer.value.resume()
                 }
-                if refusingRedirects { RedirectRefusal.install(on: task) }
+                refusal?.install(on: task)
                 if !handle.start(task) { task.cancel() }
                 task.resume()
             }
