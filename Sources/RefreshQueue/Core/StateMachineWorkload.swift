@@ -33,6 +33,9 @@ public enum StateMachineWorkload {
         let stale = HeldCredential(authentication: Token(), header: .success("Bearer stale"))
         let fresh = HeldCredential(authentication: Token(), header: .success("Bearer fresh"))
         var sink = 0
+        // Requests answered, counted apart from `sink`: every arrival alone adds an event to
+        // `sink`, so `sink` cannot tell whether the pump answered them all.
+        var answered = 0
         let start = DispatchTime.now().uptimeNanoseconds
         switch shape {
         case .heldByARefresh:
@@ -53,30 +56,38 @@ public enum StateMachineWorkload {
         pumping: while true {
             switch machine.pump(now: 3) {
             case .perform(let actions):
-                if let answers = actions.answers, deliver(answers, by: &machine, into: &sink) { break pumping }
+                if let answers = actions.answers, deliver(answers, by: &machine, into: &sink, answered: &answered) {
+                    break pumping
+                }
             case .find:
                 sink += machine.found(fresh, now: 3).events.count
             case .evaluate(_, let generation, _):
                 let actions = machine.evaluated(generation: generation, freshness: .fresh, now: 3)
-                if let answers = actions.answers, deliver(answers, by: &machine, into: &sink) { break pumping }
+                if let answers = actions.answers, deliver(answers, by: &machine, into: &sink, answered: &answered) {
+                    break pumping
+                }
             case .idle:
                 break pumping
             }
         }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start)
-        precondition(sink >= count, "every request must have been answered")
+        precondition(answered == count, "every request must have been answered, once")
+        precondition(sink >= count, "every request must have produced events")
         return elapsed / Double(count)
     }
 
     /// Delivers `answers` as the driver does: tells the machine, then asks for the next group
     /// handed out meanwhile, until none is left. Returns whether the pump stopped with the first.
     private static func deliver(
-        _ answers: RefreshStateMachine.Answers, by machine: inout RefreshStateMachine, into sink: inout Int
+        _ answers: RefreshStateMachine.Answers, by machine: inout RefreshStateMachine, into sink: inout Int,
+        answered: inout Int
     ) -> Bool {
         sink += answers.waiters.count
+        answered += answers.waiters.count
         let stopped = machine.answered(answers.waiters.count, byPump: true)
         while let next = machine.delivered() {
             sink += next.waiters.count
+            answered += next.waiters.count
             machine.answered(next.waiters.count)
         }
         return stopped
