@@ -251,8 +251,11 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     /// Forgets the authentication held in memory; the next request calls `find()` again.
     ///
     /// Call it after logging out or after storing a new authentication yourself. A refresh that
-    /// is running when you call this is not adopted when it ends: the requests waiting for it go on
-    /// with what `find()` gives then.
+    /// is running when you call this is not adopted when it ends, and nobody waits for it any
+    /// more: the requests that were waiting for it go on at once with what `find()` gives now.
+    /// The refresh itself runs on until it ends (or is given up); no other refresh starts before.
+    /// Should `find()` have given meanwhile the very authentication it refreshes, that copy is
+    /// forgotten when the refresh succeeds, and `find()` is asked again.
     public func invalidate() {
         let now = self.now()
         perform(update { $0.invalidate(now: now) })

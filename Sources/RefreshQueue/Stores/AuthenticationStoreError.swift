@@ -21,7 +21,8 @@ public enum AuthenticationStoreError: Error, Sendable, Equatable, CustomStringCo
     case encodingFailed
 
     /// The URL given to ``FileAuthenticationStore/init(fileURL:protection:onEvent:)`` cannot name a file: it
-    /// is not a `file:` URL, or it names a directory.
+    /// is not a `file:` URL, it names a directory, or its file name is longer than 250 bytes (its
+    /// lock file, `<name>.lock`, would not fit in a file name).
     case invalidFileURL(URL)
 
     /// A sentence a person can act on.
@@ -40,6 +41,10 @@ public enum AuthenticationStoreError: Error, Sendable, Equatable, CustomStringCo
             // A non-file URL may carry credentials (user:password@host, a query): show its scheme only.
             guard url.isFileURL else {
                 return "The authentication store needs a file URL, not a \(url.scheme ?? "relative") URL."
+            }
+            if url.lastPathComponent.utf8.count > FileStorePaths.maximumNameLength {
+                return "The authentication store's file name is longer than \(FileStorePaths.maximumNameLength) bytes, "
+                    + "which leaves no room for its lock file: \(url.path)."
             }
             return "The authentication store needs the URL of a file, not of a directory: \(url.path)."
         }

@@ -136,6 +136,7 @@ extension RefreshStateMachine {
         dropApproval(into: &actions)
         guard let credential else {
             linePhase = .loading(epoch: epoch)
+            spentWhileLoading = []
             armWaitTimer(into: &actions)
             return .find(actions)
         }
@@ -159,6 +160,12 @@ extension RefreshStateMachine {
         actions.events.append(.authenticationLoaded(found: found != nil))
         guard loadingEpoch == epoch, credential == nil else {
             // A logout or a login happened while `find()` ran: what it found may be stale.
+            if let found { actions.displaced.append(found) }
+            return actions
+        }
+        if let header = found?.signingHeader, spentWhileLoading.contains(header) {
+            // A copy of what a refresh ending meanwhile refreshed, read before it ended: spent.
+            // The pump asks `find()` again, for what the refresh persisted.
             if let found { actions.displaced.append(found) }
             return actions
         }

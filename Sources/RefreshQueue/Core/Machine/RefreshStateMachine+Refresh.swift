@@ -31,6 +31,18 @@ extension RefreshStateMachine {
             guard attempt.epoch == epoch, id > lastAdoptedAttempt else {
                 // Invalidated, or a newer attempt's result is held: keep what is held now.
                 actions.displaced.append(value)
+                // Unless `find()`, asked after an `invalidate()` while this refresh still ran, gave
+                // the very authentication it refreshed: that copy is spent now (the server may have
+                // rotated its refresh token), and `find()` is asked again, for what the refresh
+                // persisted or what was stored since.
+                if id > lastAdoptedAttempt, let refreshed = attempt.refreshedHeader {
+                    if credential?.value.signingHeader == refreshed {
+                        forgetCredential(into: &actions)
+                    } else if case .loading = linePhase, credential == nil {
+                        // The copy may be what the `find()` running now reads.
+                        spentWhileLoading.append(refreshed)
+                    }
+                }
                 if lineWasHeld { releaseHold(now: now, into: &actions) }
                 settleProbesAfresh(probes, into: &actions)
                 return actions
@@ -155,12 +167,17 @@ extension RefreshStateMachine {
     // MARK: - The app
 
     /// `invalidate()`: forget what is held; nothing found or refreshed before is kept.
+    ///
+    /// A line held by a refresh of what was forgotten goes on at once and asks `find()`: a login
+    /// or logout saved meanwhile must not wait for that refresh, which says nothing about it. The
+    /// refresh runs on until it ends or is abandoned, and no other starts before then.
     mutating func invalidate(now: TimeInterval) -> Actions {
         var actions = Actions()
         epoch &+= 1
         dropApproval(into: &actions)
         if let old = credential { actions.displaced.append(old.value) }
         credential = nil
+        releaseHold(now: now, into: &actions)
         return actions
     }
 

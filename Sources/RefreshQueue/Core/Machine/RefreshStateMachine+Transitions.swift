@@ -42,7 +42,8 @@ extension RefreshStateMachine {
     mutating func start(_ held: Held, ahead: Bool, now: TimeInterval, into actions: inout Actions) {
         attempts &+= 1
         let attempt = Attempt(
-            id: attempts, generation: held.generation, epoch: epoch, startedAt: now, ahead: ahead)
+            id: attempts, generation: held.generation, epoch: epoch, startedAt: now, ahead: ahead,
+            refreshedHeader: held.value.signingHeader)
         refresh = attempt
         actions.refresh = StartRefresh(attempt: attempt.id, credential: held.value, ahead: ahead)
         actions.abandonTimer = AbandonTimer(attempt: attempt.id, at: now + configuration.abandonAfter)

@@ -27,7 +27,9 @@ import Foundation
 /// - The queue is suspended exactly while the line is held by a refresh.
 /// - A refresh's result is adopted only in the epoch it started in (``invalidate(now:)`` and
 ///   ``adopt(_:now:)`` start a new one) and only if no later attempt's result was adopted; a
-///   failure forgets only the generation it refreshed.
+///   copy of what it refreshed, found again after ``invalidate(now:)``, is forgotten when it
+///   succeeds, so that `find()` is asked again; a failure forgets only the generation it
+///   refreshed.
 struct RefreshStateMachine: Sendable {
     struct Configuration: Sendable {
         /// How long a request may wait.
@@ -77,6 +79,9 @@ struct RefreshStateMachine: Sendable {
     var retryAfter: Backoff?
     /// When the current hold began and how many requests it held.
     var hold: HoldRecord?
+    /// The header values of what refreshes that succeeded after an `invalidate()` refreshed, while
+    /// the current `find()` ran: a copy it read of one of them is spent (see ``found(_:now:)``).
+    var spentWhileLoading: [String] = []
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -145,6 +150,9 @@ extension RefreshStateMachine {
         let epoch: UInt64
         let startedAt: TimeInterval
         let ahead: Bool
+        /// The header value of the authentication it refreshes: one found again after
+        /// ``RefreshStateMachine/invalidate(now:)`` that carries it is the very one refreshed.
+        let refreshedHeader: String?
         /// Some of its waiters timed out: a success is adopted late.
         var waitersTimedOut = false
     }
