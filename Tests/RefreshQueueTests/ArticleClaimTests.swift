@@ -77,7 +77,7 @@ struct ArticleClaimTests {
         let refresher = Refresher()
         let stored = Protected<Session?>(Session(accessToken: "user-a", isRefreshNeeded: true, refresher: refresher))
         let closure = RefreshingRequestClosure<Session>(
-            options: .init(refreshTimeout: 4), find: { stored.current })
+            options: .init(refreshTimeout: 20), find: { stored.current })
         let waiting = Results()
         closure.authorize(Self.request()) { waiting.record(0, $0) }
         await refresher.started.wait(for: 1)
@@ -87,9 +87,9 @@ struct ArticleClaimTests {
         let start = Self.uptime
         let signed = try await closure.authorize(Self.request())
         #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer user-b")
-        #expect(Self.uptime - start < 2, "the new login waited for the old user's refresh")
+        #expect(Self.uptime - start < 10, "the new login waited for the old user's refresh")
         // The request that waited for the old refresh goes on with the new login too.
-        await waiting.wait(for: 1, timeout: 2)
+        await waiting.wait(for: 1, timeout: 20)
         #expect((try? waiting.results[0]?.get())?.value(forHTTPHeaderField: "Authorization") == "Bearer user-b")
         #expect(refresher.calls == 1)
         refresher.completePending(with: .failure(URLError(.timedOut)))
@@ -101,7 +101,7 @@ struct ArticleClaimTests {
         let refresher = Refresher()
         let stored = Protected<Session?>(Session(accessToken: "user-a", isRefreshNeeded: true, refresher: refresher))
         let closure = RefreshingRequestClosure<Session>(
-            options: .init(refreshTimeout: 4), find: { stored.current })
+            options: .init(refreshTimeout: 20), find: { stored.current })
         let waiting = Results()
         closure.authorize(Self.request()) { waiting.record(0, $0) }
         await refresher.started.wait(for: 1)
@@ -110,8 +110,8 @@ struct ArticleClaimTests {
         closure.invalidate()
         let start = Self.uptime
         await #expect(throws: RefreshQueueError.notAuthenticated) { try await closure.authorize(Self.request()) }
-        #expect(Self.uptime - start < 2, "the logged-out request waited for the old refresh")
-        await waiting.wait(for: 1, timeout: 2)
+        #expect(Self.uptime - start < 10, "the logged-out request waited for the old refresh")
+        await waiting.wait(for: 1, timeout: 20)
         if case .failure(let error) = waiting.results[0] {
             #expect(error as? RefreshQueueError == .notAuthenticated)
         } else {
@@ -126,7 +126,7 @@ struct ArticleClaimTests {
         let refresher = Refresher()
         let stored = Protected<Session?>(Session(accessToken: "user-a", isRefreshNeeded: true, refresher: refresher))
         let closure = RefreshingRequestClosure<Session>(
-            options: .init(refreshTimeout: 10), find: { stored.current })
+            options: .init(refreshTimeout: 30), find: { stored.current })
         let waiting = Results()
         closure.authorize(Self.request()) { waiting.record(0, $0) }
         await refresher.started.wait(for: 1)
@@ -138,7 +138,7 @@ struct ArticleClaimTests {
         #expect(refresher.calls == 1, "a second refresh started while the first one runs")
         refresher.answerAtOnce(with: Session(accessToken: "user-b-fresh", refresher: refresher))
         refresher.completePending(with: .success(Session(accessToken: "user-a-fresh", refresher: refresher)))
-        await waiting.wait(for: 2, timeout: 5)
+        await waiting.wait(for: 2, timeout: 20)
         for index in 0..<2 {
             let header = (try? waiting.results[index]?.get())?.value(forHTTPHeaderField: "Authorization")
             #expect(header == "Bearer user-b-fresh")
@@ -155,16 +155,17 @@ struct ArticleClaimTests {
     @Test func refreshIfNeededInTheLineWaitsForTheRefreshThatReplacesAnAbandonedOne() async throws {
         let refresher = Refresher()
         let closure = RefreshingRequestClosure<Session>(
-            options: .init(refreshTimeout: 2, abandonAfter: 2),
+            options: .init(refreshTimeout: 5, abandonAfter: 5),
             find: { Session(accessToken: "expired", isRefreshNeeded: true, refresher: refresher) })
         let waiting = Results()
         closure.authorize(Self.request()) { waiting.record(0, $0) }
         await refresher.started.wait(for: 1)
-        try await Task.sleep(nanoseconds: 1_000_000_000)
         refresher.answerAtOnce(with: Session(accessToken: "fresh", refresher: refresher))
+        // The probe joins 2 s later, so its own wait ends 2 s after the refresh is given up.
+        try await Task.sleep(nanoseconds: 2_000_000_000)
         let probe = Completions<Result<Void, any Error>>()
         closure.refreshIfNeeded { probe.record(0, $0) }
-        await probe.wait(for: 1, timeout: 5)
+        await probe.wait(for: 1, timeout: 20)
         if case .success = probe.results[0] {
         } else {
             Issue.record("refreshIfNeeded answered \(String(describing: probe.results[0]))")
@@ -189,7 +190,7 @@ struct ArticleClaimTests {
         let thread = Completions<String>()
         closure.refreshIfNeeded { _ in thread.record(0, DispatchQueue.getSpecific(key: key) ?? "elsewhere") }
         adopter.sync { closure.adopt(Session(accessToken: "new-login", refresher: refresher)) }
-        await thread.wait(for: 1, timeout: 5)
+        await thread.wait(for: 1, timeout: 20)
         #expect(thread.results[0] == "adopter")
         refresher.completePending(with: .failure(URLError(.timedOut)))
     }
@@ -316,7 +317,7 @@ struct ArticleClaimTests {
         let fresh = Session(accessToken: "fresh", refresher: refresher)
         stored.withLock { $0 = fresh }
         refresher.completePending(with: .success(fresh))
-        await waiting.wait(for: 2, timeout: 5)
+        await waiting.wait(for: 2, timeout: 20)
         let signed = try await closure.authorize(Self.request())
         #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer fresh")
         #expect(refresher.calls == 1, "the spent refresh token was sent again")
@@ -337,7 +338,7 @@ struct ArticleClaimTests {
         try await Task.sleep(nanoseconds: 100_000_000)
         stored.withLock { $0 = Session(accessToken: "user-b", refresher: refresher) }
         refresher.completePending(with: .success(Session(accessToken: "user-a-fresh", refresher: refresher)))
-        await waiting.wait(for: 1, timeout: 5)
+        await waiting.wait(for: 1, timeout: 20)
         #expect((try? waiting.results[0]?.get())?.value(forHTTPHeaderField: "Authorization") == "Bearer user-b")
         #expect(refresher.calls == 1)
     }
@@ -366,12 +367,12 @@ struct ArticleClaimTests {
         closure.authorize(Self.request()) { waiting.record(0, $0) }
         await refresher.started.wait(for: 1)
         closure.invalidate()
-        await entered.wait(for: 1, timeout: 5)
+        await entered.wait(for: 1, timeout: 20)
         let fresh = Session(accessToken: "user-a-fresh", refresher: refresher)
         stored.withLock { $0 = fresh }
         refresher.completePending(with: .success(fresh))
         release.signal()
-        await waiting.wait(for: 1, timeout: 5)
+        await waiting.wait(for: 1, timeout: 20)
         #expect((try? waiting.results[0]?.get())?.value(forHTTPHeaderField: "Authorization") == "Bearer user-a-fresh")
         #expect(refresher.calls == 1, "the spent copy was refreshed again")
         refresher.completePending(with: .failure(URLError(.timedOut)))
