@@ -235,17 +235,27 @@ public final class LoopbackServer: @unchecked Sendable {
 
     @discardableResult
     private func transmit(_ data: Data, to connection: Int32) -> Bool {
-        data.withUnsafeBytes { buffer in
+        Self.sendAll(data, to: connection)
+    }
+
+    /// Sends every byte of `bytes` on the socket `descriptor` (a send may take only part of them,
+    /// or be interrupted). Returns `false` when the peer is gone, without a `SIGPIPE` on Linux.
+    @discardableResult
+    public static func sendAll(_ bytes: some ContiguousBytes, to descriptor: Int32) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            #if canImport(Darwin)
+            let flags: Int32 = 0
+            #else
+            let flags = Int32(MSG_NOSIGNAL)
+            #endif
             var offset = 0
             while offset < buffer.count {
-                #if canImport(Darwin)
-                let flags: Int32 = 0
-                #else
-                let flags = Int32(MSG_NOSIGNAL)
-                #endif
-                let written = send(connection, buffer.baseAddress! + offset, buffer.count - offset, flags)
-                if written <= 0 { return false }
-                offset += written
+                let sent = send(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset, flags)
+                if sent > 0 {
+                    offset += sent
+                } else if !(sent < 0 && errno == EINTR) {
+                    return false
+                }
             }
             return true
         }

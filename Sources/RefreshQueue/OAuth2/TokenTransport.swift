@@ -186,11 +186,7 @@ final class TokenTransferDelegate: NSObject, URLSessionDataDelegate, Sendable {
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        let httpMethods = [
-            NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest,
-            NSURLAuthenticationMethodDefault, NSURLAuthenticationMethodNTLM, NSURLAuthenticationMethodNegotiate,
-        ]
-        if httpMethods.contains(challenge.protectionSpace.authenticationMethod) {
+        if challenge.isHTTPAuthentication {
             transfers.withLock { transfers in
                 if transfers[task.taskIdentifier]?.stop == nil {
                     transfers[task.taskIdentifier]?.stop = .challengeRefused

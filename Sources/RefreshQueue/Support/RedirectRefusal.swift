@@ -31,12 +31,7 @@ final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        let httpMethods = [
-            NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest,
-            NSURLAuthenticationMethodDefault, NSURLAuthenticationMethodNTLM, NSURLAuthenticationMethodNegotiate,
-        ]
-        guard httpMethods.contains(challenge.protectionSpace.authenticationMethod),
-            let response = challenge.failureResponse ?? task.response
+        guard challenge.isHTTPAuthentication, let response = challenge.failureResponse ?? task.response
         else {
             completionHandler(.performDefaultHandling, nil)
             return

@@ -75,29 +75,14 @@ final class DrippingRedisServer: @unchecked Sendable {
     private func serve(_ connection: Int32) {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
-        guard count > 0, Self.sendAll(burst, to: connection) else { return }
+        guard count > 0, LoopbackServer.sendAll(burst, to: connection) else { return }
         let end = ProcessInfo.processInfo.systemUptime + duration
         var offset = 0
         while offset < drip.count, ProcessInfo.processInfo.systemUptime < end, !isStopped {
             let next = min(offset + chunk, drip.count)
-            guard Self.sendAll(Array(drip[offset..<next]), to: connection) else { return }
+            guard LoopbackServer.sendAll(Array(drip[offset..<next]), to: connection) else { return }
             offset = next
             Thread.sleep(forTimeInterval: pause)
         }
-    }
-
-    private static func sendAll(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes {
-                send(descriptor, $0.baseAddress.map { $0 + offset }, $0.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if sent > 0 {
-                offset += sent
-            } else if !(sent < 0 && errno == EINTR) {
-                return false
-            }
-        }
-        return true
     }
 }

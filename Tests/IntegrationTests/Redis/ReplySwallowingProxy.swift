@@ -104,13 +104,13 @@ final class ReplySwallowingProxy: @unchecked Sendable {
                         }
                         condition.unlock()
                     }
-                    guard Self.sendAll(bytes, to: server) else { break loop }
+                    guard LoopbackServer.sendAll(bytes, to: server) else { break loop }
                 } else if swallowing {
                     condition.lock()
                     swallowed += count
                     condition.unlock()
                 } else {
-                    guard Self.sendAll(bytes, to: client) else { break loop }
+                    guard LoopbackServer.sendAll(bytes, to: client) else { break loop }
                 }
             }
         }
@@ -127,21 +127,6 @@ final class ReplySwallowingProxy: @unchecked Sendable {
             return true
         }
         return false
-    }
-
-    private static func sendAll(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes {
-                send(descriptor, $0.baseAddress.map { $0 + offset }, $0.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if sent > 0 {
-                offset += sent
-            } else if !(sent < 0 && errno == EINTR) {
-                return false
-            }
-        }
-        return true
     }
 
     private static func connectToLoopback(port: Int) -> Int32 {

@@ -64,19 +64,7 @@ final class ScriptedRedisServer: @unchecked Sendable {
         let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
         guard count > 0, let reply else { return }
         // Every byte before the close: a blocking send may still return having sent only part.
-        var offset = 0
-        while offset < reply.count {
-            let sent = reply.withUnsafeBytes {
-                send(connection, $0.baseAddress.map { $0 + offset }, $0.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if sent > 0 {
-                offset += sent
-            } else if sent < 0, errno == EINTR {
-                continue
-            } else {
-                return
-            }
-        }
+        guard LoopbackServer.sendAll(reply, to: connection) else { return }
         if thenClose { shutdown(connection, Int32(SHUT_WR)) }
     }
 
