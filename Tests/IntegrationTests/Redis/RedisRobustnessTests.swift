@@ -32,20 +32,11 @@ struct RedisRobustnessTests {
         let proxy = try ReplySwallowingProxy(to: server.port, swallowingRepliesAfter: "$2\r\nNX\r\n")
         defer { proxy.stop() }
         let key = RedisFixture.uniqueKey()
-        let behindProxy = RedisAuthenticationStore<OAuth2Token>(
-            key: key,
-            configuration: RedisConfiguration(
-                port: proxy.port, password: server.password, connectTimeout: 5, commandTimeout: 1),
-            lockTTL: 120)
+        let behindProxy = Self.store(key, behind: proxy, of: server)
         #expect(throws: RedisError.timedOut("SET")) { _ = try behindProxy.lock(timeout: 5) }
         #expect(proxy.swallowedByteCount > 0, "the server took the lock and its answer was lost")
         // Another instance finds the lock free, not held by an owner nobody knows.
-        let other = RedisAuthenticationStore<OAuth2Token>(key: key, configuration: RedisFixture.configuration(server))
-        do {
-            try other.lock(timeout: 0).unlock()
-        } catch {
-            Issue.record("the lock was left held: \(error)")
-        }
+        Self.expectLockFree(key, on: server)
     }
 
     /// The connection drops as the release script is sent, before the server runs it: the lock is
@@ -59,13 +50,27 @@ struct RedisRobustnessTests {
             to: server.port, swallowingRepliesAfter: "$4\r\nEVAL\r\n", droppingTheCommand: true)
         defer { proxy.stop() }
         let key = RedisFixture.uniqueKey()
-        let behindProxy = RedisAuthenticationStore<OAuth2Token>(
+        let behindProxy = Self.store(key, behind: proxy, of: server)
+        try behindProxy.lock(timeout: 5).unlock()
+        #expect(proxy.swallowedByteCount > 0, "the release was lost on its way")
+        Self.expectLockFree(key, on: server)
+    }
+
+    /// A store of `key` that talks to `server` through `proxy`, with a 1 s command deadline and a
+    /// lock that lives 120 s.
+    private static func store(_ key: String, behind proxy: ReplySwallowingProxy, of server: LocalRedis)
+        -> RedisAuthenticationStore<OAuth2Token>
+    {
+        RedisAuthenticationStore<OAuth2Token>(
             key: key,
             configuration: RedisConfiguration(
                 port: proxy.port, password: server.password, connectTimeout: 5, commandTimeout: 1),
             lockTTL: 120)
-        try behindProxy.lock(timeout: 5).unlock()
-        #expect(proxy.swallowedByteCount > 0, "the release was lost on its way")
+    }
+
+    /// Another instance, talking to `server` directly, takes the lock of `key` at once: nobody is
+    /// left holding it.
+    private static func expectLockFree(_ key: String, on server: LocalRedis) {
         let other = RedisAuthenticationStore<OAuth2Token>(key: key, configuration: RedisFixture.configuration(server))
         do {
             try other.lock(timeout: 0).unlock()
