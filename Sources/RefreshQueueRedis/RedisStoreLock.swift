@@ -37,15 +37,17 @@ final class RedisStoreLock: AuthenticationStoreLock, @unchecked Sendable {
         Self.release(key, owner: owner, using: client)
     }
 
-    /// Deletes `key` if it still holds `owner`. When the answer is lost (the script may or may not
-    /// have run), it runs once more, on a new connection: it deletes only this owner's value, so
-    /// running it twice is safe, and a lock left behind would block everyone until its TTL.
+    /// Deletes `key` if it still holds `owner`. When the connection drops before the answer (the
+    /// script may not have reached the server), it runs once more, on a new connection: it deletes
+    /// only this owner's value, so running it twice is safe, and a lock left behind would block
+    /// everyone until its TTL. A server that does not answer in time is not asked again: that
+    /// would hold the caller for a second deadline, and the lock expires at its TTL anyway.
     static func release(_ key: String, owner: String, using client: RedisClient) {
         let command = RESPCommand("EVAL", [compareAndDelete, "1", key, owner])
         do {
             _ = try client.run(command)
         } catch {
-            guard error.answerMayBeLost else { return }
+            guard error == .connectionClosed else { return }
             _ = try? client.run(command)
         }
     }

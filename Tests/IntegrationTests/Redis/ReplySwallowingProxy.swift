@@ -11,7 +11,7 @@ import Darwin
 /// once a client sends a command containing `marker` (the first time only, over all
 /// connections), the server's replies on that connection are read and thrown away from then on.
 /// The command runs on the server; its client never learns the outcome. With `droppingTheCommand`,
-/// that command never reaches the server instead: the proxy closes the connection on it.
+/// that command never reaches the server instead: the proxy shuts the client's connection down on it.
 final class ReplySwallowingProxy: @unchecked Sendable {
     let port: Int
     private let listener: Int32
@@ -99,6 +99,8 @@ final class ReplySwallowingProxy: @unchecked Sendable {
                             if droppingTheCommand {
                                 swallowed += count
                                 condition.unlock()
+                                // The client sees the connection close at once.
+                                shutdown(client, Int32(SHUT_RDWR))
                                 break loop
                             }
                         }
