@@ -9,85 +9,58 @@ import FoundationNetworking
 ///
 /// Cancelling a waiting request completes it at once with ``RefreshQueueError/cancelled``; it is
 /// never signed or sent, and it stops counting as waiting. Cancelling a request that has already
-/// completed does nothing.
-public final class AuthorizationTask: @unchecked Sendable {
+/// been answered does nothing.
+///
+/// A task is a small value: copies stand for the same request, and keeping one does not keep the
+/// closure alive. A waiting request costs no allocation of its own; the tasks of requests that
+/// waited together share one record of which of them were cancelled.
+public struct AuthorizationTask: Sendable {
     /// The completion handler of an authorization.
     typealias Completion = @Sendable (Result<URLRequest, any Error>) -> Void
-
-    private enum Status {
-        /// Waiting; `canceller` (a ``TaskCancelling``) is told when the task is cancelled, and
-        /// let go of on completion. Held as a plain reference: an existential would make every
-        /// waiting request eight bytes larger, for a cast made only on cancellation.
-        case waiting(Completion, canceller: AnyObject?)
-        case completed
-        case cancelled
-    }
-
-    /// The request as it was handed in, unsigned.
-    let request: URLRequest
 
     /// Its place in arrival order among the requests that waited in the closure.
     let ticket: UInt64
 
-    /// Read and written only under `SharedLocks.withLock(for: self)`: a waiting request is a
-    /// single small allocation, with no mutex of its own.
-    private var status: Status
+    /// What the tasks of requests that waited together share; `nil` for a request answered
+    /// without waiting.
+    let ledger: CancellationLedger?
 
-    /// A task that completed before it was handed out (the request was signed without waiting).
-    static let finished = AuthorizationTask()
+    /// A task answered before it was handed out (the request was signed without waiting).
+    static let finished = AuthorizationTask(ticket: 0, ledger: nil)
 
-    init(request: URLRequest, ticket: UInt64, canceller: (any TaskCancelling)?, completion: @escaping Completion) {
-        self.request = request
+    init(ticket: UInt64, ledger: CancellationLedger?) {
         self.ticket = ticket
-        self.status = .waiting(completion, canceller: canceller)
+        self.ledger = ledger
     }
 
-    private init() {
-        request = URLRequest(url: URL(fileURLWithPath: "/"))
-        ticket = 0
-        status = .completed
-    }
-
-    /// Whether ``cancel()`` completed the request.
+    /// Whether ``cancel()`` (on this task or a copy) completed the request.
     public var isCancelled: Bool {
-        SharedLocks.withLock(for: self) {
-            if case .cancelled = status { return true }
-            return false
-        }
+        ledger?.wasCancelled(ticket) ?? false
     }
 
-    /// Whether the request has completed, signed, failed or cancelled.
+    /// Whether the request has been answered: signed, failed or cancelled.
+    ///
+    /// Once it has, its completion handler has run or is about to run with that answer, and
+    /// ``cancel()`` no longer changes it.
     public var isCompleted: Bool {
-        SharedLocks.withLock(for: self) {
-            if case .waiting = status { return false }
-            return true
-        }
+        guard let ledger, let owner = ledger.owner else { return true }
+        return !owner.isWaiting(ticket: ticket)
     }
 
-    /// Completes the request with ``RefreshQueueError/cancelled`` unless it has completed already.
+    /// Completes the request with ``RefreshQueueError/cancelled`` unless it has been answered
+    /// already.
     public func cancel() {
-        guard let (completion, canceller) = finish(as: .cancelled) else { return }
-        completion(.failure(RefreshQueueError.cancelled))
-        (canceller as? any TaskCancelling)?.taskCancelled(ticket: ticket)
-    }
-
-    /// Calls the completion handler unless it was called before. The first call wins.
-    func complete(_ result: Result<URLRequest, any Error>) {
-        finish(as: .completed)?.completion(result)
-    }
-
-    /// Moves a waiting task to `status` and hands back what it was waiting with; `nil` when it
-    /// had finished already.
-    private func finish(as final: Status) -> (completion: Completion, canceller: AnyObject?)? {
-        SharedLocks.withLock(for: self) {
-            guard case .waiting(let completion, let canceller) = status else { return nil }
-            status = final
-            return (completion, canceller)
-        }
+        guard let ledger, let owner = ledger.owner else { return }
+        owner.cancelWaiting(ticket: ticket, recordingIn: ledger)
     }
 }
 
-/// Who hears that a waiting task was cancelled, so that it stops waiting in line.
+/// Who keeps the waiting requests: it tells whether one still waits, and cancels one.
 protocol TaskCancelling: AnyObject, Sendable {
-    func taskCancelled(ticket: UInt64)
+    /// Whether the request with `ticket` still waits to be answered.
+    func isWaiting(ticket: UInt64) -> Bool
+
+    /// Completes the request with `ticket` with ``RefreshQueueError/cancelled`` if it still
+    /// waits, recording its cancellation in `ledger` first.
+    func cancelWaiting(ticket: UInt64, recordingIn ledger: CancellationLedger)
 }

@@ -74,14 +74,10 @@ extension RefreshingRequestClosure {
         case .recommended:
             let now = self.now()
             var task = AuthorizationTask.finished
-            let probe = Self.probeRequest
             let actions = update { machine in
-                let (made, actions) = machine.probeAhead(
-                    { ticket in
-                        AuthorizationTask(request: probe, ticket: ticket, canceller: self, completion: completion)
-                    },
-                    generation: path.generation, now: now)
-                task = made
+                let (ticket, actions) = machine.probeAhead(
+                    Self.probeRequest, completion: completion, generation: path.generation, now: now)
+                task = handle(for: ticket, in: &machine)
                 return actions
             }
             perform(actions)
@@ -106,15 +102,22 @@ extension RefreshingRequestClosure {
         let now = self.now()
         var task = AuthorizationTask.finished
         let actions = update { machine in
-            let (arrived, actions) = machine.arrive(
-                { ticket in AuthorizationTask(request: request, ticket: ticket, canceller: self, completion: completion)
-                },
-                kind: kind, rejectedHeader: rejectedHeader, staleGeneration: staleGeneration, now: now)
-            task = arrived
+            let (ticket, actions) = machine.arrive(
+                request, completion: completion, kind: kind, rejectedHeader: rejectedHeader,
+                staleGeneration: staleGeneration, now: now)
+            task = handle(for: ticket, in: &machine)
             return actions
         }
         perform(actions)
         return task
+    }
+
+    /// The task of the waiting request with `ticket`, sharing the current ledger (under the lock).
+    private func handle(for ticket: UInt64, in machine: inout Machine) -> AuthorizationTask {
+        if let ledger = machine.taskLedger { return AuthorizationTask(ticket: ticket, ledger: ledger) }
+        let ledger = CancellationLedger(owner: self)
+        machine.taskLedger = ledger
+        return AuthorizationTask(ticket: ticket, ledger: ledger)
     }
 
     /// Moves the line on, on the serial queue: loads, reads freshness, answers in order, until
@@ -179,12 +182,12 @@ extension RefreshingRequestClosure {
         let result = answering(answers.outcome)
         let last = waiters.count - 1
         for index in 0..<last {
-            waiters[index].task.complete(result(waiters[index]))
+            waiters[index].completion(result(waiters[index]))
         }
         let final = result(waiters[last])
         let count = waiters.count
         let stopped = machine.withLock { $0.answered(count, byPump: byPump) }
-        waiters[last].task.complete(final)
+        waiters[last].completion(final)
         return stopped
     }
 
@@ -196,8 +199,8 @@ extension RefreshingRequestClosure {
             switch credential.header {
             case .success(let header):
                 return { [scheme] waiter in
-                    guard waiter.kind == .request else { return .success(waiter.task.request) }
-                    var signed = waiter.task.request
+                    guard waiter.kind == .request else { return .success(waiter.request) }
+                    var signed = waiter.request
                     scheme.sign(&signed, with: header)
                     return .success(signed)
                 }
@@ -209,7 +212,7 @@ extension RefreshingRequestClosure {
         case .missing:
             return { [missingAuthentication] waiter in
                 switch (waiter.kind, missingAuthentication) {
-                case (.request, .sendUnsigned): return .success(waiter.task.request)
+                case (.request, .sendUnsigned): return .success(waiter.request)
                 case (.request, .fail), (.probe, _): return .failure(RefreshQueueError.notAuthenticated)
                 }
             }
@@ -366,9 +369,25 @@ extension RefreshingRequestClosure {
 }
 
 extension RefreshingRequestClosure: TaskCancelling {
-    func taskCancelled(ticket: UInt64) {
+    func isWaiting(ticket: UInt64) -> Bool {
+        machine.withLock { $0.isWaiting(ticket: ticket) }
+    }
+
+    func cancelWaiting(ticket: UInt64, recordingIn ledger: CancellationLedger) {
         let now = self.now()
-        perform(update { $0.cancel(ticket: ticket, now: now) })
+        let actions = update { machine in
+            let actions = machine.cancel(ticket: ticket, now: now)
+            if actions.cancelled != nil {
+                // Recorded before the request leaves the lock: whoever sees it answered also
+                // sees it cancelled. The ledger's next tasks start a new record, so that one
+                // holds only the cancellations of requests that waited at once.
+                ledger.record(ticket)
+                if machine.taskLedger === ledger { machine.taskLedger = nil }
+            }
+            return actions
+        }
+        actions.cancelled?.completion(.failure(RefreshQueueError.cancelled))
+        perform(actions)
     }
 }
 

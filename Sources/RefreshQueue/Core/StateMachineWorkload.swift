@@ -24,10 +24,7 @@ public enum StateMachineWorkload {
     public static func nanosecondsPerRequest(_ shape: Shape, requests: Int) -> Double {
         let count = max(1, requests)
         let request = URLRequest(url: URL(fileURLWithPath: "/"))
-        // The tasks exist before the clock starts: they are the app's, not the machine's.
-        let tasks = (0..<count).map { ticket in
-            AuthorizationTask(request: request, ticket: UInt64(ticket), canceller: nil, completion: { _ in })
-        }
+        let completion: AuthorizationTask.Completion = { _ in }
         var machine = RefreshStateMachine(
             configuration: .init(refreshTimeout: 30, abandonAfter: 120, window: .unlimited))
         let stale = HeldCredential(authentication: Token(), header: .success("Bearer stale"))
@@ -42,13 +39,13 @@ public enum StateMachineWorkload {
             sink += machine.adopt(stale, now: 0).events.count
             for index in 0..<count {
                 let (_, actions) = machine.arrive(
-                    { tasks[Int($0)] }, staleGeneration: index == 0 ? 1 : nil, now: 1)
+                    request, completion: completion, staleGeneration: index == 0 ? 1 : nil, now: 1)
                 sink += actions.events.count
             }
             sink += machine.refreshEnded(attempt: 1, .refreshed(fresh, .fresh), now: 2).events.count
         case .throughTheLine:
             for index in 0..<count {
-                let (_, actions) = machine.arrive({ tasks[Int($0)] }, now: 1)
+                let (_, actions) = machine.arrive(request, completion: completion, now: 1)
                 sink += actions.events.count + index
             }
         }

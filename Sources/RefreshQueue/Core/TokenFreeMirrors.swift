@@ -33,7 +33,7 @@ extension AuthorizationTask: CustomReflectable {
         Mirror(
             self,
             children: ["ticket": ticket, "isCompleted": isCompleted, "isCancelled": isCancelled],
-            displayStyle: .class)
+            displayStyle: .struct)
     }
 }
 

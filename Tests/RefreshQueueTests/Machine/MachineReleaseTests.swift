@@ -39,12 +39,7 @@ struct MachineReleaseTests {
         var machine = Machine(
             configuration: .init(
                 refreshTimeout: 30, abandonAfter: 120, window: RefreshWindow(maximumRefreshes: 5, interval: 30)))
-        _ = machine.arrive(
-            { ticket in
-                AuthorizationTask(
-                    request: URLRequest(url: URL(fileURLWithPath: "/")), ticket: ticket, canceller: nil,
-                    completion: { _ in })
-            }, now: 0)
+        _ = machine.arrive(URLRequest(url: URL(fileURLWithPath: "/")), completion: { _ in }, now: 0)
         guard case .find = machine.pump(now: 0) else {
             Issue.record("the first request does not load the authentication")
             return machine

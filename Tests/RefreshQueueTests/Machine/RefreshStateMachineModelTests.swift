@@ -260,15 +260,11 @@ private struct ModelWorld {
             case 3: finishRefresh()
             default: break
             }
-            let (task, actions) = machine.probeAhead(
-                { ticket in
-                    AuthorizationTask(
-                        request: URLRequest(url: URL(fileURLWithPath: "/")), ticket: ticket,
-                        canceller: nil, completion: { _ in })
-                },
-                generation: fast.generation, now: now)
-            requests[task.ticket] = Request(ticket: task.ticket, arrivedAt: now, kind: .probe, rejected: nil)
-            apply(actions, "probe \(task.ticket) ahead of generation \(fast.generation)")
+            let (ticket, actions) = machine.probeAhead(
+                URLRequest(url: URL(fileURLWithPath: "/")), completion: { _ in }, generation: fast.generation,
+                now: now)
+            requests[ticket] = Request(ticket: ticket, arrivedAt: now, kind: .probe, rejected: nil)
+            apply(actions, "probe \(ticket) ahead of generation \(fast.generation)")
         }
     }
 
@@ -279,15 +275,11 @@ private struct ModelWorld {
             header = value
             if some === machine.snapshot.credential { rejectedHeld = some }
         }
-        let (task, actions) = machine.arrive(
-            { ticket in
-                AuthorizationTask(
-                    request: URLRequest(url: URL(fileURLWithPath: "/")), ticket: ticket,
-                    canceller: nil, completion: { _ in })
-            },
-            kind: kind, rejectedHeader: header, staleGeneration: staleGeneration, now: now)
-        requests[task.ticket] = Request(ticket: task.ticket, arrivedAt: now, kind: kind, rejected: rejectedHeld)
-        apply(actions, "arrive \(task.ticket) \(kind)\(header != nil ? " rejected" : "")")
+        let (ticket, actions) = machine.arrive(
+            URLRequest(url: URL(fileURLWithPath: "/")), completion: { _ in }, kind: kind, rejectedHeader: header,
+            staleGeneration: staleGeneration, now: now)
+        requests[ticket] = Request(ticket: ticket, arrivedAt: now, kind: kind, rejected: rejectedHeld)
+        apply(actions, "arrive \(ticket) \(kind)\(header != nil ? " rejected" : "")")
     }
 
     private mutating func runPump() {
@@ -400,8 +392,21 @@ private struct ModelWorld {
         // Sorted: a dictionary's order changes from process to process, and replays must not.
         let waiting = requests.values.filter { $0.answers == 0 && !$0.cancelled }.sorted { $0.ticket < $1.ticket }
         guard let request = waiting.randomElement(using: &random) else { return }
+        if !machine.isWaiting(ticket: request.ticket) { failure = "unanswered request \(request.ticket) does not wait" }
         requests[request.ticket]?.cancelled = true
-        apply(machine.cancel(ticket: request.ticket, now: now), "cancel \(request.ticket)")
+        let actions = machine.cancel(ticket: request.ticket, now: now)
+        if actions.cancelled?.ticket != request.ticket {
+            failure = "cancelling waiting request \(request.ticket) did not take it out of the machine"
+        }
+        apply(actions, "cancel \(request.ticket)")
+        // A request handed out to be answered (or cancelled before) is no longer the machine's.
+        let answered = requests.values.filter { $0.answers > 0 || $0.cancelled }.sorted { $0.ticket < $1.ticket }
+        if let late = answered.randomElement(using: &random) {
+            if machine.isWaiting(ticket: late.ticket) { failure = "answered request \(late.ticket) still waits" }
+            let again = machine.cancel(ticket: late.ticket, now: now)
+            if again.cancelled != nil { failure = "answered request \(late.ticket) was taken out again" }
+            apply(again, "cancel \(late.ticket) again")
+        }
     }
 
     private mutating func deliverAnswers() {

@@ -13,10 +13,8 @@ import FoundationNetworking
 struct WaitLineTests {
     private func waiter(_ ticket: UInt64) -> Waiter {
         Waiter(
-            task: AuthorizationTask(
-                request: URLRequest(url: URL(fileURLWithPath: "/")), ticket: ticket, canceller: nil,
-                completion: { _ in }),
-            arrivedAt: 0, rejectedGeneration: nil, kind: .request)
+            request: URLRequest(url: URL(fileURLWithPath: "/")), completion: { _ in }, ticket: ticket, arrivedAt: 0,
+            rejectedGeneration: nil, kind: .request)
     }
 
     @Test func aWaiterPutBackGoesToItsPlaceByTicketAndCanBeCancelledThere() {

@@ -22,11 +22,14 @@ extension RefreshStateMachine {
         var events: [RefreshEvent] = []
         /// Values the change replaced: released after the lock (their deinit may be user code).
         var displaced: [any Sendable] = []
+        /// A request taken out of the machine by its cancellation: the driver completes it with
+        /// ``RefreshQueueError/cancelled``.
+        var cancelled: Waiter?
 
         /// Whether there is nothing to do.
         var isEmpty: Bool {
             queue == .none && !schedulePump && answers == nil && refresh == nil && waitTimer == nil
-                && abandonTimer == nil && events.isEmpty && displaced.isEmpty
+                && abandonTimer == nil && events.isEmpty && displaced.isEmpty && cancelled == nil
         }
     }
 

@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 // Events of the line: requests arrive, leave (cancelled) and are moved on by the pump.
 extension RefreshStateMachine {
     // MARK: - Requests
@@ -7,16 +11,19 @@ extension RefreshStateMachine {
     /// A request (or a probe) starts waiting.
     ///
     /// - Parameters:
-    ///   - makeTask: Creates the request's task for its ticket.
+    ///   - request: The request, kept unsigned until it is answered.
+    ///   - completion: Called with its answer by whoever takes it out of the machine.
     ///   - rejectedHeader: For a request the server rejected: the header value it carried.
     ///   - staleGeneration: The fast path read that this generation needs a refresh.
+    /// - Returns: The request's ticket, and the actions.
     mutating func arrive(
-        _ makeTask: (UInt64) -> AuthorizationTask,
+        _ request: URLRequest,
+        completion: @escaping AuthorizationTask.Completion,
         kind: Waiter.Kind = .request,
         rejectedHeader: String? = nil,
         staleGeneration: UInt64? = nil,
         now: TimeInterval
-    ) -> (AuthorizationTask, Actions) {
+    ) -> (ticket: UInt64, actions: Actions) {
         let ticket = nextTicket
         nextTicket &+= 1
         var rejectedGeneration: UInt64?
@@ -27,10 +34,10 @@ extension RefreshStateMachine {
         if let staleGeneration, credential?.generation == staleGeneration {
             credential?.knownStale = true
         }
-        let task = makeTask(ticket)
-        assert(task.ticket == ticket, "a task carries the ticket it was made for")
         line.append(
-            Waiter(task: task, arrivedAt: now, rejectedGeneration: rejectedGeneration, kind: kind))
+            Waiter(
+                request: request, completion: completion, ticket: ticket, arrivedAt: now,
+                rejectedGeneration: rejectedGeneration, kind: kind))
         var actions = Actions()
         actions.events.append(.requestWaiting(waiting: line.count))
         switch linePhase {
@@ -47,7 +54,7 @@ extension RefreshStateMachine {
                 schedulePump(into: &actions)
             }
         }
-        return (task, actions)
+        return (ticket, actions)
     }
 
     /// The fast path read that the held credential recommends a refresh ahead.
@@ -64,37 +71,47 @@ extension RefreshStateMachine {
     /// may start now), it is answered at once: the token still works. A probe that finds the fast
     /// path closed by now goes through the line.
     mutating func probeAhead(
-        _ makeTask: (UInt64) -> AuthorizationTask, generation: UInt64, now: TimeInterval
-    ) -> (AuthorizationTask, Actions) {
+        _ probe: URLRequest, completion: @escaping AuthorizationTask.Completion, generation: UInt64,
+        now: TimeInterval
+    ) -> (ticket: UInt64, actions: Actions) {
         guard let held = credential, held.generation == generation, fastPath() != nil else {
-            return arrive(makeTask, kind: .probe, now: now)
+            return arrive(probe, completion: completion, kind: .probe, now: now)
         }
         var actions = Actions()
         startAhead(now: now, into: &actions)
         let ticket = nextTicket
         nextTicket &+= 1
-        let waiter = Waiter(task: makeTask(ticket), arrivedAt: now, rejectedGeneration: nil, kind: .probe)
+        let waiter = Waiter(
+            request: probe, completion: completion, ticket: ticket, arrivedAt: now, rejectedGeneration: nil,
+            kind: .probe)
         if refresh?.generation == generation, refresh?.epoch == epoch {
             probes.append(waiter)
             armWaitTimer(into: &actions)
         } else {
             answer([waiter], .sign(held.value), into: &actions)
         }
-        return (waiter.task, actions)
+        return (ticket, actions)
     }
 
-    /// A waiting request was cancelled (and completed by its canceller).
+    /// A request is cancelled: when it still waits, it leaves the machine in
+    /// ``Actions/cancelled``, for the driver to complete.
     mutating func cancel(ticket: UInt64, now: TimeInterval) -> Actions {
         var actions = Actions()
         if let waiter = line.remove(ticket: ticket) {
-            actions.displaced.append(waiter.task)
+            actions.cancelled = waiter
             if line.isEmpty, linePhase == .held {
                 releaseHold(now: now, into: &actions)
             }
         } else if let index = probes.firstIndex(where: { $0.ticket == ticket }) {
-            actions.displaced.append(probes.remove(at: index).task)
+            actions.cancelled = probes.remove(at: index)
         }
         return actions
+    }
+
+    /// Whether the request with `ticket` still waits: in the line or beside it. One handed out
+    /// to be answered does not.
+    func isWaiting(ticket: UInt64) -> Bool {
+        line.contains(ticket: ticket) || probes.contains { $0.ticket == ticket }
     }
 
     /// Answers handed out earlier are delivered: every one of them is made (signed) and all but

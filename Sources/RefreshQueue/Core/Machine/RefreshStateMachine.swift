@@ -65,6 +65,9 @@ struct RefreshStateMachine: Sendable {
     var attempts: UInt64 = 0
     var lastAdoptedAttempt: UInt64 = 0
     var nextTicket: UInt64 = 0
+    /// The driver's, kept here under the same lock: the ledger it hands to the tasks of requests
+    /// that start waiting. The machine never reads it.
+    var taskLedger: CancellationLedger?
     /// A pump is enqueued or running; it asks for the next step until told `idle`.
     var pumpPending = false
     /// Waiters handed out for answering and not yet reported answered.

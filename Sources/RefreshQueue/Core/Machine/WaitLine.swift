@@ -1,7 +1,12 @@
 import Foundation
 
-/// A request waiting in the refresh state machine: the app's task (which knows its place in
-/// arrival order) and when it began to wait.
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A request waiting in the refresh state machine: the request, its completion handler, its
+/// place in arrival order and when it began to wait. The line keeps it as it is, in one slot: a
+/// waiting request costs no allocation of its own.
 struct Waiter: Sendable {
     /// What the waiter wants once the line reaches it.
     enum Kind: Sendable {
@@ -12,15 +17,17 @@ struct Waiter: Sendable {
         case probe
     }
 
-    let task: AuthorizationTask
+    /// The request as it was handed in, unsigned.
+    let request: URLRequest
+    /// Called once, with the answer, by whoever takes the waiter out of the machine.
+    let completion: AuthorizationTask.Completion
+    /// Its place in arrival order.
+    let ticket: UInt64
     let arrivedAt: TimeInterval
     /// For a request the server rejected (HTTP 401): the generation that signed it, when that
     /// was the one held as it arrived.
     let rejectedGeneration: UInt64?
     let kind: Kind
-
-    /// Its place in arrival order.
-    var ticket: UInt64 { task.ticket }
 }
 
 /// The waiting requests in arrival order: append at the back, take from the front, and remove a
@@ -99,6 +106,20 @@ struct WaitLine: Sendable {
 
     /// Removes the waiter with `ticket`, wherever it is.
     mutating func remove(ticket: UInt64) -> Waiter? {
+        guard let index = slot(of: ticket), let found = slots[index] else { return nil }
+        slots[index] = nil
+        count -= 1
+        compactIfNeeded()
+        return found
+    }
+
+    /// Whether the waiter with `ticket` is in the line.
+    func contains(ticket: UInt64) -> Bool {
+        slot(of: ticket) != nil
+    }
+
+    /// The slot of the waiter with `ticket`, found by binary search.
+    private func slot(of ticket: UInt64) -> Int? {
         var low = head
         var high = slots.count
         // Empty slots keep their position; search the nearest filled slot at each step.
@@ -110,12 +131,7 @@ struct WaitLine: Sendable {
                 high = middle
                 continue
             }
-            if found.ticket == ticket {
-                slots[probe] = nil
-                count -= 1
-                compactIfNeeded()
-                return found
-            }
+            if found.ticket == ticket { return probe }
             if found.ticket < ticket {
                 low = probe + 1
             } else {
