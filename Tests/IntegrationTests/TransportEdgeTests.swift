@@ -137,6 +137,54 @@ struct TransportEdgeTests {
         #expect(throws: URLError(.timedOut)) { try result.get() }
     }
 
+    /// One timer watches every transfer: a transfer with a shorter resource timeout, started while
+    /// a longer one is watched, still ends at its own limit, and the longer one at its own.
+    @Test func aShorterResourceTimeoutStartedAfterALongerOneEndsFirst() async throws {
+        let arrived = Completions<Int>()
+        let arrivals = Protected(0)
+        let server = try LoopbackServer { _ in
+            let number = arrivals.withLock { count in
+                count += 1
+                return count
+            }
+            arrived.record(number, number)
+            return .drip(interval: 0.2)
+        }
+        defer { server.stop() }
+        let closure = RefreshingRequestClosure<RejectedAuthentication>(
+            find: { RejectedAuthentication(accessToken: "first") })
+        func session(resourceTimeout: TimeInterval) -> URLSession {
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.timeoutIntervalForRequest = 30
+            configuration.timeoutIntervalForResource = resourceTimeout
+            return URLSession(configuration: configuration)
+        }
+        let (long, short) = (session(resourceTimeout: 6), session(resourceTimeout: 1))
+        defer {
+            long.invalidateAndCancel()
+            short.invalidateAndCancel()
+        }
+        let request = URLRequest(url: server.baseURL.appendingPathComponent("v1/me"))
+        let start = ProcessInfo.processInfo.systemUptime
+        let ended = Completions<TimeInterval>()
+        let longCall = Task {
+            defer { ended.record(0, ProcessInfo.processInfo.systemUptime - start) }
+            return try await closure.data(for: request, using: long)
+        }
+        // The long transfer is under way (the server has its request) before the short one starts.
+        #expect(await arrived.wait(for: 1, timeout: 30))
+        let shortCall = Task {
+            defer { ended.record(1, ProcessInfo.processInfo.systemUptime - start) }
+            return try await closure.data(for: request, using: short)
+        }
+        #expect(await ended.wait(for: 2, timeout: 60), "a transfer ran past its resource timeout")
+        await #expect(throws: URLError(.timedOut)) { try await shortCall.value }
+        await #expect(throws: URLError(.timedOut)) { try await longCall.value }
+        let (longTook, shortTook) = (ended.results[0] ?? 0, ended.results[1] ?? 0)
+        #expect(shortTook + 2 < longTook, "the short transfer waited for the long one's deadline")
+        #expect(longTook >= 6)
+    }
+
     #if canImport(FoundationNetworking)
     /// On Linux, URLSession times a task out while it waits for its redirect decision, and a
     /// decision that arrives after that stops the process ("Received callback for HTTP

@@ -20,25 +20,15 @@ extension URLSession {
         _ request: URLRequest, deadline: DispatchTime? = nil, refusingRedirects: Bool = false
     ) async throws -> (Data, URLResponse) {
         let handle = CancellationRelay<URLSessionDataTask>()
-        // The task, until it ends or the deadline passes, whichever comes first; nothing to watch
-        // (and no lock to allocate) without a deadline.
-        let watch = deadline.map { _ in Locked(DeadlineWatch.running(nil)) }
-        // A timer source, not `asyncAfter`: cancelled when the task ends, it lets go of what it
-        // holds then, not days later when a long deadline (a resource timeout) would pass.
-        let timer = deadline.map { _ in
-            UncheckedSendable(DispatchSource.makeTimerSource(queue: .refreshQueueDeadlines))
-        }
+        // One timer watches every transfer's deadline (see `DeadlineSchedule`); nothing to watch
+        // without a deadline.
+        let watched = deadline.map { _ in TransferDeadlines.shared.makeID() }
         let refusal = refusingRedirects ? RedirectRefusal() : nil
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let task = dataTask(with: request) { data, response, error in
-                    let timedOut =
-                        watch?.withLock { watch in
-                            defer { watch = .ended }
-                            if case .timedOut = watch { return true }
-                            return false
-                        } ?? false
-                    timer?.value.cancel()
+                    // Ends the watch, whatever the outcome, so that nothing stays watched.
+                    let timedOut = watched.map { !TransferDeadlines.shared.finish($0) } ?? false
                     if let error {
                         let wasCancelled = (error as? URLError)?.code == .cancelled
                         if wasCancelled && timedOut {
@@ -58,18 +48,8 @@ extension URLSession {
                         continuation.resume(throwing: URLError(.badServerResponse))
                     }
                 }
-                if let deadline, let watch, let timer {
-                    watch.withLock { $0 = .running(task) }
-                    timer.value.setEventHandler {
-                        let expired: URLSessionDataTask? = watch.withLock { watch in
-                            guard case .running(let task) = watch else { return nil }
-                            watch = .timedOut
-                            return task
-                        }
-                        expired?.cancel()
-                    }
-                    timer.value.schedule(deadline: deadline)
-                    timer.value.resume()
+                if let deadline, let watched {
+                    TransferDeadlines.shared.watch(task, id: watched, until: deadline)
                 }
                 refusal?.install(on: task)
                 if !handle.start(task) { task.cancel() }
@@ -79,14 +59,4 @@ extension URLSession {
             handle.cancel()?.cancel()
         }
     }
-}
-
-/// Where a transfer with a deadline stands.
-private enum DeadlineWatch: @unchecked Sendable {
-    /// Under way (the task, once created).
-    case running(URLSessionDataTask?)
-    /// The deadline passed first: the task was cancelled.
-    case timedOut
-    /// The task ended first.
-    case ended
 }
