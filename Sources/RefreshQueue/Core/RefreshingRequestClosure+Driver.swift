@@ -379,8 +379,8 @@ extension RefreshingRequestClosure: TaskCancelling {
             let actions = machine.cancel(ticket: ticket, now: now)
             if actions.cancelled != nil {
                 // Recorded before the request leaves the lock: whoever sees it answered also
-                // sees it cancelled. The ledger's next tasks start a new record, so that one
-                // holds only the cancellations of requests that waited at once.
+                // sees it cancelled. Requests that arrive from now on share a new ledger, so that
+                // a ledger records only cancellations of requests that were waiting together.
                 ledger.record(ticket)
                 if machine.taskLedger === ledger { machine.taskLedger = nil }
             }
