@@ -179,15 +179,18 @@ extension RefreshingRequestClosure {
     @discardableResult
     private func deliver(_ answers: Machine.Answers, byPump: Bool) -> Bool {
         let waiters = answers.waiters
+        let claims = answers.claims
         let result = answering(answers.outcome)
         let last = waiters.count - 1
-        for index in 0..<last {
+        // Each waiter is taken just before its completion is called: one cancelled meanwhile
+        // (its completion already called) is skipped.
+        for index in 0..<last where claims.take(index) {
             waiters[index].completion(result(waiters[index]))
         }
-        let final = result(waiters[last])
+        let final = claims.take(last) ? result(waiters[last]) : nil
         let count = waiters.count
         let stopped = machine.withLock { $0.answered(count, byPump: byPump) }
-        waiters[last].completion(final)
+        if let final { waiters[last].completion(final) }
         return stopped
     }
 

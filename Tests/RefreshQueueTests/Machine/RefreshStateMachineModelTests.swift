@@ -399,12 +399,12 @@ private struct ModelWorld {
             failure = "cancelling waiting request \(request.ticket) did not take it out of the machine"
         }
         apply(actions, "cancel \(request.ticket)")
-        // A request handed out to be answered (or cancelled before) is no longer the machine's.
-        let answered = requests.values.filter { $0.answers > 0 || $0.cancelled }.sorted { $0.ticket < $1.ticket }
-        if let late = answered.randomElement(using: &random) {
-            if machine.isWaiting(ticket: late.ticket) { failure = "answered request \(late.ticket) still waits" }
+        // A request cancelled before is no longer the machine's: it cannot be taken out again.
+        let cancelled = requests.values.filter(\.cancelled).sorted { $0.ticket < $1.ticket }
+        if let late = cancelled.randomElement(using: &random) {
+            if machine.isWaiting(ticket: late.ticket) { failure = "cancelled request \(late.ticket) still waits" }
             let again = machine.cancel(ticket: late.ticket, now: now)
-            if again.cancelled != nil { failure = "answered request \(late.ticket) was taken out again" }
+            if again.cancelled != nil { failure = "cancelled request \(late.ticket) was taken out again" }
             apply(again, "cancel \(late.ticket) again")
         }
     }

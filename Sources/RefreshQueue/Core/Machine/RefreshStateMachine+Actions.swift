@@ -43,6 +43,19 @@ extension RefreshStateMachine {
     struct Answers: Sendable {
         var waiters: [Waiter]
         var outcome: Outcome
+        /// Which of them have been taken, by the deliverer or by a cancellation.
+        let claims: DeliveryClaims
+
+        init(waiters: [Waiter], outcome: Outcome) {
+            self.waiters = waiters
+            self.outcome = outcome
+            claims = DeliveryClaims(count: waiters.count)
+        }
+
+        /// Where the waiter with `ticket` is in the group, if it is there.
+        func index(of ticket: UInt64) -> Int? {
+            waiters.firstIndex { $0.ticket == ticket }
+        }
     }
 
     /// How waiters are completed.
@@ -126,11 +139,13 @@ extension RefreshStateMachine {
     /// while it delivers, in the order they were handed out.
     enum Delivery: Sendable {
         case idle
-        case busy(deferred: [Answers])
+        /// `current`: the group being delivered, kept here so that a cancellation can still take
+        /// one of its waiters before its completion is called.
+        case busy(current: Answers, deferred: [Answers])
 
         /// The groups waiting for the deliverer.
         var deferred: [Answers] {
-            guard case .busy(let deferred) = self else { return [] }
+            guard case .busy(_, let deferred) = self else { return [] }
             return deferred
         }
 
@@ -139,29 +154,35 @@ extension RefreshStateMachine {
             return true
         }
 
+        /// Every group handed out and not yet delivered, the one being delivered first.
+        var groups: [Answers] {
+            guard case .busy(let current, let deferred) = self else { return [] }
+            return [current] + deferred
+        }
+
         /// Hands `group` out: to the caller (returned) when nobody delivers, else to the
         /// deliverer, after the groups already waiting for it.
         mutating func handOut(_ group: Answers) -> Answers? {
-            guard case .busy(var deferred) = self else {
-                self = .busy(deferred: [])
+            guard case .busy(let current, var deferred) = self else {
+                self = .busy(current: group, deferred: [])
                 return group
             }
             self = .idle  // so that the list is not shared, and the append does not copy it
             deferred.append(group)
-            self = .busy(deferred: deferred)
+            self = .busy(current: current, deferred: deferred)
             return nil
         }
 
         /// The deliverer is done with its group: the next one waiting for it, or `nil` (and idle)
         /// when none is left.
         mutating func next() -> Answers? {
-            guard case .busy(var deferred) = self, !deferred.isEmpty else {
+            guard case .busy(_, var deferred) = self, !deferred.isEmpty else {
                 self = .idle
                 return nil
             }
             self = .idle  // as in `handOut(_:)`
             let next = deferred.removeFirst()
-            self = .busy(deferred: deferred)
+            self = .busy(current: next, deferred: deferred)
             return next
         }
     }

@@ -93,8 +93,10 @@ extension RefreshStateMachine {
         return (ticket, actions)
     }
 
-    /// A request is cancelled: when it still waits, it leaves the machine in
-    /// ``Actions/cancelled``, for the driver to complete.
+    /// A request is cancelled: when its completion has not been called yet, it is taken, and
+    /// leaves in ``Actions/cancelled`` for the driver to complete. It may still wait in the line
+    /// or beside it, or have been handed out to be answered (its completion not yet called: the
+    /// deliverer skips it then).
     mutating func cancel(ticket: UInt64, now: TimeInterval) -> Actions {
         var actions = Actions()
         if let waiter = line.remove(ticket: ticket) {
@@ -104,14 +106,24 @@ extension RefreshStateMachine {
             }
         } else if let index = probes.firstIndex(where: { $0.ticket == ticket }) {
             actions.cancelled = probes.remove(at: index)
+        } else {
+            for group in delivery.groups {
+                guard let index = group.index(of: ticket) else { continue }
+                if group.claims.take(index) { actions.cancelled = group.waiters[index] }
+                break
+            }
         }
         return actions
     }
 
-    /// Whether the request with `ticket` still waits: in the line or beside it. One handed out
-    /// to be answered does not.
+    /// Whether the request with `ticket` still waits for its completion to be called: in the
+    /// line, beside it, or handed out and not yet taken by the deliverer.
     func isWaiting(ticket: UInt64) -> Bool {
-        line.contains(ticket: ticket) || probes.contains { $0.ticket == ticket }
+        if line.contains(ticket: ticket) || probes.contains(where: { $0.ticket == ticket }) { return true }
+        for group in delivery.groups {
+            if let index = group.index(of: ticket) { return !group.claims.isTaken(index) }
+        }
+        return false
     }
 
     /// Answers handed out earlier are delivered: every one of them is made (signed) and all but
