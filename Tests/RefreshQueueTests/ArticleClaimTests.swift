@@ -67,6 +67,21 @@ struct ArticleClaimTests {
 
     static var uptime: TimeInterval { ProcessInfo.processInfo.systemUptime }
 
+    /// A closure holding user A's token, which needs a refresh, and a request waiting for that
+    /// refresh, which has started and hangs until the test completes it.
+    static func userARefreshing(refreshTimeout: TimeInterval) async -> (
+        Refresher, Protected<Session?>, RefreshingRequestClosure<Session>, Results
+    ) {
+        let refresher = Refresher()
+        let stored = Protected<Session?>(Session(accessToken: "user-a", isRefreshNeeded: true, refresher: refresher))
+        let closure = RefreshingRequestClosure<Session>(
+            options: .init(refreshTimeout: refreshTimeout), find: { stored.current })
+        let waiting = Results()
+        closure.authorize(Self.request()) { waiting.record(0, $0) }
+        await refresher.started.wait(for: 1)
+        return (refresher, stored, closure, waiting)
+    }
+
     // MARK: - invalidate() while a refresh runs
 
     /// OAuth2AndStores, "After the login, and at logout": "If the closure still holds a token
@@ -74,13 +89,7 @@ struct ArticleClaimTests {
     /// again." `invalidate()`: "the next request calls find() again". Here the old user's refresh
     /// hangs: the new login must not wait for it.
     @Test func afterInvalidateTheNextRequestReadsTheStoreAtOnceWhileTheOldRefreshHangs() async throws {
-        let refresher = Refresher()
-        let stored = Protected<Session?>(Session(accessToken: "user-a", isRefreshNeeded: true, refresher: refresher))
-        let closure = RefreshingRequestClosure<Session>(
-            options: .init(refreshTimeout: 20), find: { stored.current })
-        let waiting = Results()
-        closure.authorize(Self.request()) { waiting.record(0, $0) }
-        await refresher.started.wait(for: 1)
+        let (refresher, stored, closure, waiting) = await Self.userARefreshing(refreshTimeout: 20)
 
         stored.withLock { $0 = Session(accessToken: "user-b", refresher: refresher) }
         closure.invalidate()
@@ -98,13 +107,7 @@ struct ArticleClaimTests {
     /// The same at logout: "To log out, remove the stored token and make the closure forget the
     /// one it holds"; the next request finds nobody logged in, at once.
     @Test func afterALogoutTheNextRequestFailsWithNotAuthenticatedAtOnceWhileTheOldRefreshHangs() async throws {
-        let refresher = Refresher()
-        let stored = Protected<Session?>(Session(accessToken: "user-a", isRefreshNeeded: true, refresher: refresher))
-        let closure = RefreshingRequestClosure<Session>(
-            options: .init(refreshTimeout: 20), find: { stored.current })
-        let waiting = Results()
-        closure.authorize(Self.request()) { waiting.record(0, $0) }
-        await refresher.started.wait(for: 1)
+        let (refresher, stored, closure, waiting) = await Self.userARefreshing(refreshTimeout: 20)
 
         stored.withLock { $0 = nil }
         closure.invalidate()
@@ -123,13 +126,7 @@ struct ArticleClaimTests {
     /// "never two refreshes of one token" still holds: a token found after `invalidate()` that
     /// needs a refresh itself waits for the old refresh to end before its own starts.
     @Test func aStaleLoginFoundAfterInvalidateIsRefreshedOnlyOnceTheOldRefreshEnded() async throws {
-        let refresher = Refresher()
-        let stored = Protected<Session?>(Session(accessToken: "user-a", isRefreshNeeded: true, refresher: refresher))
-        let closure = RefreshingRequestClosure<Session>(
-            options: .init(refreshTimeout: 30), find: { stored.current })
-        let waiting = Results()
-        closure.authorize(Self.request()) { waiting.record(0, $0) }
-        await refresher.started.wait(for: 1)
+        let (refresher, stored, closure, waiting) = await Self.userARefreshing(refreshTimeout: 30)
 
         stored.withLock { $0 = Session(accessToken: "user-b-stale", isRefreshNeeded: true, refresher: refresher) }
         closure.invalidate()
