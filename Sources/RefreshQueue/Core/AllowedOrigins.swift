@@ -28,10 +28,22 @@ public struct AllowedOrigins: Sendable, Equatable {
         self.origins = origins
         self.plainHTTP = plainHTTP
         guard let origins else {
-            signedPrefixes = SignedPrefixes(["https://"])
+            signedPrefixes = SignedPrefixes(Self.everyOriginPrefixes(plainHTTP: plainHTTP))
             return
         }
-        signedPrefixes = SignedPrefixes(origins.filter { $0.isSecure || plainHTTP }.flatMap(\.prefixes))
+        let signed = origins.filter { $0.isSecure || plainHTTP }
+        signedPrefixes = SignedPrefixes(signed.flatMap(\.prefixes).map { ($0, .authority) })
+    }
+
+    /// How the URLs that ``all`` signs begin: any host over `https://` and `wss://`, and over plain
+    /// `http://` and `ws://` any host when plain http is allowed, otherwise this machine on any
+    /// port, spelled as most URLs spell it (`localhost`, `127.0.0.1`, `[::1]`; other spellings are
+    /// parsed).
+    static func everyOriginPrefixes(plainHTTP: Bool) -> [(String, SignedPrefixes.Ending)] {
+        let secure = ["https://", "wss://"].map { ($0, SignedPrefixes.Ending.anyHost) }
+        let plain = ["http://", "ws://"]
+        guard !plainHTTP else { return secure + plain.map { ($0, .anyHost) } }
+        return secure + plain.flatMap { scheme in Origin.loopbackHosts.map { (scheme + $0, .anyPort) } }
     }
 
     /// Whether both sign the same origins, and both allow plain http or neither does.
@@ -74,8 +86,9 @@ public struct AllowedOrigins: Sendable, Equatable {
         return parsedDecision(for: request.url)
     }
 
-    /// The decision from the URL's parsed scheme, host and port.
-    private func parsedDecision(for url: URL?) -> Decision {
+    /// The decision from the URL's parsed scheme, host and port, which ``decision(for:)`` reaches
+    /// only for URLs that no prefix settles.
+    func parsedDecision(for url: URL?) -> Decision {
         guard let origin = Origin(url) else {
             // No origin (a file URL, a relative URL): nothing a token could be sent to.
             return .passUnsigned
@@ -106,11 +119,21 @@ struct SignedPrefixes: Sendable {
         let significant: UInt64
     }
 
+    /// What may follow a prefix.
+    enum Ending {
+        /// The end, `/`, `?` or `#`: the prefix is the whole authority (`https://api.example.com`).
+        case authority
+        /// The start of a host: the prefix is a scheme and its slashes (`https://`).
+        case anyHost
+        /// A port or none, then what follows an authority: the prefix is a scheme and a host
+        /// whose every port is signed (`http://localhost`).
+        case anyPort
+    }
+
     private struct Prefix {
         /// The prefix's length in bytes.
         let count: Int
-        /// `https://` (every origin) ends with the slash: any host will do after it.
-        let isOpenEnded: Bool
+        let ending: Ending
         /// Where its words are in `words`: at 0, 8, 16, … and its last eight bytes (overlapping).
         let words: Range<Int>
     }
@@ -120,11 +143,12 @@ struct SignedPrefixes: Sendable {
     /// reference count.
     private let words: [Word]
 
-    /// `prefixes`, in lower case (as ``Origin`` spells its scheme and host).
-    init(_ prefixes: [String]) {
+    /// `prefixes`, in lower case (as ``Origin`` spells its scheme and host), each with what may
+    /// follow it.
+    init(_ prefixes: [(String, Ending)]) {
         var all: [Prefix] = []
         var words: [Word] = []
-        for text in prefixes {
+        for (text, ending) in prefixes {
             let bytes = text.utf8.map(Self.lowercased)
             let length = max(bytes.count, 8)
             let padding = [UInt8](repeating: 0, count: length - bytes.count)
@@ -138,8 +162,7 @@ struct SignedPrefixes: Sendable {
                         caseBits: Self.word(caseBits + padding, at: offset),
                         significant: Self.word(significant + padding, at: offset)))
             }
-            all.append(
-                Prefix(count: bytes.count, isOpenEnded: bytes.last == UInt8(ascii: "/"), words: first..<words.count))
+            all.append(Prefix(count: bytes.count, ending: ending, words: first..<words.count))
         }
         self.prefixes = all
         self.words = words
@@ -179,18 +202,49 @@ struct SignedPrefixes: Sendable {
                 let loaded = base.loadUnaligned(fromByteOffset: word.offset, as: UInt64.self)
                 guard (loaded | word.caseBits) & word.significant == word.expected else { return false }
             }
-            if prefix.isOpenEnded {
+            switch prefix.ending {
+            case .anyHost:
                 // Any host will do, but there must be one: `https:///x`, `https://:443` and
                 // `https://@/` are left to the parsed check, which signs no URL without a host.
                 guard count > prefix.count else { return false }
                 let next = base.load(fromByteOffset: prefix.count, as: UInt8.self)
                 return next != UInt8(ascii: "/") && next != UInt8(ascii: ":") && next != UInt8(ascii: "@")
                     && next != UInt8(ascii: "?") && next != UInt8(ascii: "#")
+            case .authority:
+                return endsAuthority(base, count, at: prefix.count)
+            case .anyPort:
+                guard let end = afterPort(base, count, at: prefix.count) else { return false }
+                return endsAuthority(base, count, at: end)
             }
-            guard count > prefix.count else { return true }
-            let next = base.load(fromByteOffset: prefix.count, as: UInt8.self)
-            return next == UInt8(ascii: "/") || next == UInt8(ascii: "?") || next == UInt8(ascii: "#")
         }
+    }
+
+    /// Whether the authority ends at `offset` of the `count` bytes at `base`: the text ends there,
+    /// or goes on with `/`, `?` or `#`.
+    @inline(__always)
+    private static func endsAuthority(_ base: UnsafeRawPointer, _ count: Int, at offset: Int) -> Bool {
+        guard count > offset else { return true }
+        let next = base.load(fromByteOffset: offset, as: UInt8.self)
+        return next == UInt8(ascii: "/") || next == UInt8(ascii: "?") || next == UInt8(ascii: "#")
+    }
+
+    /// Where the bytes at `offset` of the `count` bytes at `base` no longer spell a port: past `:`
+    /// and one to five digits of a number up to 65535, or `offset` itself when no `:` is there.
+    /// `nil` for anything else (`:` without digits, `:99999`), which is left to the parsed check.
+    @inline(__always)
+    private static func afterPort(_ base: UnsafeRawPointer, _ count: Int, at offset: Int) -> Int? {
+        guard count > offset, base.load(fromByteOffset: offset, as: UInt8.self) == UInt8(ascii: ":") else {
+            return offset
+        }
+        var index = offset + 1
+        var port = 0
+        while index < count, index - offset <= 5 {
+            let digit = base.load(fromByteOffset: index, as: UInt8.self) &- UInt8(ascii: "0")
+            guard digit < 10 else { break }
+            port = port * 10 + Int(digit)
+            index += 1
+        }
+        return index > offset + 1 && port <= 65535 ? index : nil
     }
 
     /// The eight bytes of `bytes` at `offset`, in memory order, as `loadUnaligned` reads them.

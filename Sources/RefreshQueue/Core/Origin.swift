@@ -33,6 +33,10 @@ struct Origin: Sendable, Hashable {
         scheme == "https" || scheme == "wss" || isLoopback
     }
 
+    /// How URLs most often spell this machine: the hosts of ``isLoopback`` whose every port and
+    /// path ``AllowedOrigins/all`` signs over plain http.
+    static let loopbackHosts = ["localhost", "127.0.0.1", "[::1]"]
+
     /// `localhost` (and its subdomains), 127.0.0.0/8 and `::1`.
     ///
     /// An address only in its plain dotted-decimal form: `127.0.0.08` is no address to the
