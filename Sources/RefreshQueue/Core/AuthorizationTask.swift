@@ -64,3 +64,6 @@ protocol TaskCancelling: AnyObject, Sendable {
     /// waits, recording its cancellation in `ledger` first.
     func cancelWaiting(ticket: UInt64, recordingIn ledger: CancellationLedger)
 }
+
+/// A waiting request, as the cancellation handler of an `async` authorization stops it.
+extension AuthorizationTask: RelayedOperation {}

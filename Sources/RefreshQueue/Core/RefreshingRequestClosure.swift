@@ -325,7 +325,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         _ enqueue: (@escaping AuthorizationTask.Completion) -> AuthorizationTask
     ) async throws -> URLRequest {
         try Task.checkCancellation()
-        let cancellation = CancellationRelay<AuthorizationTask>()
+        let cancellation = CancellationRelay()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let task = enqueue { result in

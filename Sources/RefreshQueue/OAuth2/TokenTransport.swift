@@ -46,7 +46,7 @@ final class TokenTransport: Sendable {
     ///   ``OAuth2Error/transport(_:)`` (`URLError(.timedOut)` at the deadline); `CancellationError`
     ///   when the calling task is cancelled.
     func transfer(_ request: URLRequest, limit: Int, deadline: DispatchTime) async throws -> (Data, URLResponse) {
-        let relay = CancellationRelay<URLSessionDataTask>()
+        let relay = CancellationRelay()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let task = session.dataTask(with: request)
@@ -56,12 +56,23 @@ final class TokenTransport: Sendable {
                     guard let task else { return }
                     delegate.stop(task, because: .timedOut)
                 }
-                if !relay.start(task) { delegate.stop(task, because: .cancelled) }
+                let transfer = CancellableTokenTransfer(task: task, delegate: delegate)
+                if !relay.start(transfer) { transfer.cancel() }
                 task.resume()
             }
-        } onCancel: { [delegate] in
-            if let task = relay.cancel() { delegate.stop(task, because: .cancelled) }
+        } onCancel: {
+            relay.cancel()?.cancel()
         }
+    }
+}
+
+/// A token transfer as a cancellation handler stops it: through the delegate, which records why.
+private struct CancellableTokenTransfer: RelayedOperation {
+    let task: URLSessionDataTask
+    let delegate: TokenTransferDelegate
+
+    func cancel() {
+        delegate.stop(task, because: .cancelled)
     }
 }
 

@@ -3,11 +3,15 @@
 ///
 /// `withTaskCancellationHandler` runs its handler at once when the task is already cancelled,
 /// and concurrently with the operation otherwise; this is the small state both sides share. One
-/// exists per waiting `async` request, so it has no mutex of its own: ``SharedLocks`` guard it.
-final class CancellationRelay<Operation: Sendable>: @unchecked Sendable {
+/// exists per waiting `async` request and per transfer, so it has no mutex of its own:
+/// ``SharedLocks`` guard it.
+///
+/// Not generic: a generic class finds the metadata of its stored enum through the runtime's
+/// cache each time an instance is destroyed, which cost more than the rest of the relay's work.
+final class CancellationRelay: @unchecked Sendable {
     private enum Stage {
         case notStarted
-        case started(Operation)
+        case started(any RelayedOperation)
         case cancelled
     }
 
@@ -16,7 +20,7 @@ final class CancellationRelay<Operation: Sendable>: @unchecked Sendable {
 
     /// Records `operation` as started. Returns `false` when cancellation came first: the caller
     /// must then cancel `operation` itself.
-    func start(_ operation: Operation) -> Bool {
+    func start(_ operation: some RelayedOperation) -> Bool {
         SharedLocks.withLock(for: self) {
             if case .cancelled = stage { return false }
             stage = .started(operation)
@@ -25,7 +29,7 @@ final class CancellationRelay<Operation: Sendable>: @unchecked Sendable {
     }
 
     /// Records the cancellation; returns the operation to cancel, if one has started.
-    func cancel() -> Operation? {
+    func cancel() -> (any RelayedOperation)? {
         SharedLocks.withLock(for: self) {
             defer { stage = .cancelled }
             if case .started(let operation) = stage { return operation }
@@ -40,4 +44,11 @@ final class CancellationRelay<Operation: Sendable>: @unchecked Sendable {
             return false
         }
     }
+}
+
+/// What a ``CancellationRelay`` hands to the cancellation handler: something that stops when
+/// cancelled.
+protocol RelayedOperation: Sendable {
+    /// Stops the operation; its own completion then reports how it ended.
+    func cancel()
 }

@@ -11,12 +11,16 @@ import FoundationNetworking
 /// say): swift-corelibs-foundation otherwise suspends the task forever when no credential is
 /// stored for the challenge, whatever the request timeout. That cancels the task, and
 /// ``challengedResponse`` keeps the 401 so that the caller can return it.
-final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
-    private let challenged = Locked<URLResponse?>(nil)
+///
+/// One is made for every transfer, and its answer is written at most once, so it has no mutex of
+/// its own (a mutex would cost an allocation per transfer): ``SharedLocks`` guard it.
+final class RedirectRefusal: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    /// Read and written only under `SharedLocks.withLock(for: self)`.
+    private var challenged: URLResponse?
 
     /// The answer whose authentication challenge was refused (the task was cancelled for it), if any.
     var challengedResponse: URLResponse? {
-        challenged.withLock { $0 }
+        SharedLocks.withLock(for: self) { challenged }
     }
 
     func urlSession(
@@ -36,7 +40,7 @@ final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
             completionHandler(.performDefaultHandling, nil)
             return
         }
-        challenged.withLock { $0 = response }
+        SharedLocks.withLock(for: self) { challenged = response }
         completionHandler(.cancelAuthenticationChallenge, nil)
     }
     #endif

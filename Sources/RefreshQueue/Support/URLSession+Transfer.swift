@@ -19,7 +19,7 @@ extension URLSession {
     func transfer(
         _ request: URLRequest, deadline: DispatchTime? = nil, refusingRedirects: Bool = false
     ) async throws -> (Data, URLResponse) {
-        let handle = CancellationRelay<URLSessionDataTask>()
+        let handle = CancellationRelay()
         // One timer watches every transfer's deadline (see `DeadlineSchedule`); nothing to watch
         // without a deadline.
         let watched = deadline.map { _ in TransferDeadlines.shared.makeID() }
@@ -60,3 +60,6 @@ extension URLSession {
         }
     }
 }
+
+/// A transfer's task, as the cancellation handler of ``URLSession/transfer(_:deadline:refusingRedirects:)`` stops it.
+extension URLSessionDataTask: RelayedOperation {}
