@@ -11,8 +11,8 @@ import Synchronization
 #endif
 
 /// A fixed set of locks shared by many small, short-lived objects (futures, the cancellation hand-off
-/// of an `async` request that waits, the record of cancelled requests), each guarded by the one its
-/// address picks.
+/// of an `async` request that waits and of each transfer, each transfer's redirect guard, the
+/// record of cancelled requests), each guarded by the one its address picks.
 ///
 /// Such objects are created by the thousand and each is touched a few times; a mutex of their own
 /// would cost an allocation and more memory than the object itself. Two objects may share a lock,
