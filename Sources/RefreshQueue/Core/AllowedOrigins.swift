@@ -82,7 +82,7 @@ public struct AllowedOrigins: Sendable, Equatable {
     func decision(for request: URLRequest) -> Decision {
         // The URL is read for its text alone, and let go of at once: only a request that no prefix
         // settles reads it again, to parse it.
-        if let text = request.url?.absoluteString, Self.starts(text, withOneOf: signedPrefixes) { return .sign }
+        if let text = request.url?.absoluteString, signedPrefixes.begin(text) { return .sign }
         return parsedDecision(for: request.url)
     }
 
@@ -96,12 +96,6 @@ public struct AllowedOrigins: Sendable, Equatable {
         if let origins, !origins.contains(origin) { return .passUnsigned }
         guard origin.isSecure || plainHTTP else { return .refuse(.insecureRequest(host: origin.host)) }
         return .sign
-    }
-
-    /// Whether `text` begins with one of `prefixes` (ASCII letters in any case) followed by the end,
-    /// `/`, `?` or `#`: the whole authority, not just the start of a longer host name.
-    private static func starts(_ text: String, withOneOf prefixes: SignedPrefixes) -> Bool {
-        prefixes.begin(text)
     }
 }
 
@@ -168,8 +162,9 @@ struct SignedPrefixes: Sendable {
         self.words = words
     }
 
-    /// Whether `text` begins with one of the prefixes (ASCII letters in any case) followed by the
-    /// end, `/`, `?` or `#`; or with the open-ended `https://` followed by the start of a host.
+    /// Whether `text` begins with one of the prefixes (ASCII letters in any case) followed by what
+    /// its ``Ending`` allows: the end of the authority, the start of a host, or a port and then the
+    /// end of the authority.
     func begin(_ text: String) -> Bool {
         let prefixes = self.prefixes
         let words = self.words
