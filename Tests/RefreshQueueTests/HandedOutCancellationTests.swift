@@ -22,7 +22,7 @@ struct HandedOutCancellationTests {
     /// until the returned gate is signalled. Returns once that completion runs: the second request
     /// has then been handed out with it, and its completion has not run.
     private static func blockedDelivery(
-        _ second: (Closure) -> Void
+        waiting: Int = 1, _ second: (Closure) -> Void
     ) async -> (closure: Closure, gate: DispatchSemaphore, first: Results) {
         let service = TokenService(behavior: .hold)
         service.store(service.authentication("expired", stale: true))
@@ -36,8 +36,9 @@ struct HandedOutCancellationTests {
         }
         await service.started.wait(for: 1)
         second(closure)
-        // The second request waits in line behind the first before the refresh completes.
-        await events.wait(forEventStartingWith: "request waiting", count: 2)
+        // The second request (or `waiting` requests) waits in line behind the first before the
+        // refresh completes.
+        await events.wait(forEventStartingWith: "request waiting", count: 1 + waiting)
         service.completePending()
         await first.wait(for: 1)
         return (closure, gate, first)
@@ -60,6 +61,39 @@ struct HandedOutCancellationTests {
         await results.wait(for: 1)
         #expect(results.duplicates.isEmpty)
         #expect(results.results[1]?.authorization == nil, "a cancelled request was signed")
+    }
+
+    /// Cancellations find their request in a group of thousands (by binary search, the group
+    /// being in arrival order), each completes its own request and no other, and the deliverer
+    /// skips exactly those.
+    @Test func cancellingHalfOfALargeGroupBeingDeliveredCompletesEachCancelledRequestOnce() async {
+        let count = 3_000
+        let results = Results()
+        let tasks = Protected<[AuthorizationTask]>([])
+        let (_, gate, _) = await Self.blockedDelivery(waiting: count) { closure in
+            for index in 1...count {
+                let task = closure.authorize(makeRequest("/\(index)")) { results.record(index, $0) }
+                tasks.withLock { $0.append(task) }
+            }
+        }
+        defer { gate.signal() }
+        let all = tasks.current
+        // Every other request, the last one first, from several threads at once.
+        let cancelled = Set(stride(from: count, through: 1, by: -2))
+        let order = cancelled.sorted(by: >)
+        DispatchQueue.concurrentPerform(iterations: order.count) { all[order[$0] - 1].cancel() }
+        #expect(results.count == cancelled.count, "cancelled requests not completed at once")
+        let misreported = (1...count).filter { all[$0 - 1].isCancelled != cancelled.contains($0) }
+        #expect(misreported.count == 0, "isCancelled wrong for requests \(misreported.prefix(10))")
+        gate.signal()
+        await results.wait(for: count)
+        #expect(results.duplicates.isEmpty)
+        let wrong = (1...count).filter { index in
+            let result = results.results[index]
+            return cancelled.contains(index)
+                ? result?.refreshQueueError?.name != "cancelled" : result?.authorization == nil
+        }
+        #expect(wrong.count == 0, "requests completed the wrong way: \(wrong.prefix(10))")
     }
 
     @Test func aRedirectDecisionArrivesWithinItsTimeLimitEvenBehindASlowCompletion() async {

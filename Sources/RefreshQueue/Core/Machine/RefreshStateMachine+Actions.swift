@@ -41,20 +41,39 @@ extension RefreshStateMachine {
 
     /// Waiters to complete, all the same way.
     struct Answers: Sendable {
-        var waiters: [Waiter]
+        let waiters: [Waiter]
         var outcome: Outcome
         /// Which of them have been taken, by the deliverer or by a cancellation.
         let claims: DeliveryClaims
+        /// Whether `waiters` are in ticket order, as a group taken from the line always is (a
+        /// group of probes may not be): a waiter is then found by binary search, so that
+        /// cancelling every waiter of a large group while it is delivered costs no more than
+        /// delivering it.
+        private let inTicketOrder: Bool
 
         init(waiters: [Waiter], outcome: Outcome) {
             self.waiters = waiters
             self.outcome = outcome
             claims = DeliveryClaims(count: waiters.count)
+            inTicketOrder = zip(waiters, waiters.dropFirst()).allSatisfy { $0.ticket < $1.ticket }
         }
 
         /// Where the waiter with `ticket` is in the group, if it is there.
         func index(of ticket: UInt64) -> Int? {
-            waiters.firstIndex { $0.ticket == ticket }
+            guard inTicketOrder else { return waiters.firstIndex { $0.ticket == ticket } }
+            var low = 0
+            var high = waiters.count
+            while low < high {
+                let middle = low + (high - low) / 2
+                let found = waiters[middle].ticket
+                if found == ticket { return middle }
+                if found < ticket {
+                    low = middle + 1
+                } else {
+                    high = middle
+                }
+            }
+            return nil
         }
     }
 
