@@ -107,7 +107,7 @@ struct RefreshStateMachine: Sendable {
     var earliestWaitDeadline: TimeInterval? {
         var earliest: TimeInterval?
         switch linePhase {
-        case .held, .loading, .evaluating: earliest = line.front?.arrivedAt
+        case .held, .loading, .evaluating: earliest = line.first?.arrivedAt
         case .moving: break
         }
         if let probe = probes.first?.arrivedAt { earliest = min(earliest ?? probe, probe) }

@@ -34,46 +34,70 @@ struct Waiter: Sendable {
 /// cancelled one from anywhere without moving the others.
 ///
 /// Tickets grow with arrival, so the line is sorted by ticket and a cancelled waiter is found by
-/// binary search; it leaves an empty slot that the front skips.
+/// binary search. It leaves its ticket behind in its slot, so that every search stays a binary
+/// search however many have left; the front and the back never rest on such a slot, and the
+/// slots are compacted once more have been left than are waiting. Every operation but
+/// ``insert(_:)`` costs O(log n) or O(1) amortized, whatever order requests are cancelled in.
 struct WaitLine: Sendable {
-    private var slots: [Waiter?] = []
+    /// A place in the line: a waiter, or the ticket of one that has left. No larger than a
+    /// waiter alone.
+    private enum Slot: Sendable {
+        case waiting(Waiter)
+        case left(ticket: UInt64)
+
+        var ticket: UInt64 {
+            switch self {
+            case .waiting(let waiter): waiter.ticket
+            case .left(let ticket): ticket
+            }
+        }
+
+        var waiter: Waiter? {
+            guard case .waiting(let waiter) = self else { return nil }
+            return waiter
+        }
+
+        /// Whether a waiter is here (without copying it out).
+        var isWaiting: Bool {
+            guard case .waiting = self else { return false }
+            return true
+        }
+    }
+
+    /// `slots[head]` and the last slot hold waiters whenever the line is not empty.
+    private var slots: [Slot] = []
     private var head = 0
-    /// Waiters in the line (empty slots not counted).
+    /// Waiters in the line (slots left behind not counted).
     private(set) var count = 0
 
     var isEmpty: Bool { count == 0 }
 
     /// The waiter at the front.
     var first: Waiter? {
-        mutating get {
-            skipEmptySlots()
-            return head < slots.count ? slots[head] : nil
-        }
-    }
-
-    /// The waiter at the front, found without moving past the empty slots.
-    var front: Waiter? {
-        guard count > 0 else { return nil }
-        return slots[head...].first(where: { $0 != nil }) ?? nil
+        count > 0 ? slots[head].waiter : nil
     }
 
     /// The ticket of the last waiter, if any.
     var lastTicket: UInt64? {
-        guard count > 0 else { return nil }
-        return slots.last(where: { $0 != nil })??.ticket
+        count > 0 ? slots.last?.ticket : nil
     }
 
     mutating func append(_ waiter: Waiter) {
-        slots.append(waiter)
+        slots.append(.waiting(waiter))
         count += 1
     }
 
     /// Puts `waiter`, which arrived earlier and waited beside the line, in its place by ticket.
     mutating func insert(_ waiter: Waiter) {
         guard let last = lastTicket, waiter.ticket < last else { return append(waiter) }
-        skipEmptySlots()
-        let place = slots[head...].firstIndex { $0.map { $0.ticket > waiter.ticket } ?? false } ?? slots.count
-        slots.insert(waiter, at: place)
+        let place = firstSlot(notBefore: waiter.ticket)
+        if place == head, head > 0 {
+            // In front of the line: the slot before it is free.
+            head -= 1
+            slots[head] = .waiting(waiter)
+        } else {
+            slots.insert(.waiting(waiter), at: place)
+        }
         count += 1
     }
 
@@ -81,10 +105,10 @@ struct WaitLine: Sendable {
     mutating func removeFirst(while include: (Waiter) -> Bool) -> [Waiter] {
         var taken: [Waiter] = []
         while let waiter = first, include(waiter) {
-            slots[head] = nil
-            head += 1
+            slots[head] = .left(ticket: waiter.ticket)
             count -= 1
             taken.append(waiter)
+            settleEnds()
         }
         compactIfNeeded()
         return taken
@@ -106,48 +130,59 @@ struct WaitLine: Sendable {
 
     /// Removes the waiter with `ticket`, wherever it is.
     mutating func remove(ticket: UInt64) -> Waiter? {
-        guard let index = slot(of: ticket), let found = slots[index] else { return nil }
-        slots[index] = nil
+        guard let index = slot(of: ticket), let found = slots[index].waiter else { return nil }
+        slots[index] = .left(ticket: ticket)
         count -= 1
+        settleEnds()
         compactIfNeeded()
         return found
     }
 
     /// Whether the waiter with `ticket` is in the line.
     func contains(ticket: UInt64) -> Bool {
-        slot(of: ticket) != nil
+        slot(of: ticket).map { slots[$0].isWaiting } ?? false
     }
 
-    /// The slot of the waiter with `ticket`, found by binary search.
+    /// The slot that holds `ticket` (a waiter or one that has left), found by binary search.
     private func slot(of ticket: UInt64) -> Int? {
+        let index = firstSlot(notBefore: ticket)
+        return index < slots.count && slots[index].ticket == ticket ? index : nil
+    }
+
+    /// The first slot from the front whose ticket is `ticket` or later; the end when none is.
+    private func firstSlot(notBefore ticket: UInt64) -> Int {
         var low = head
         var high = slots.count
-        // Empty slots keep their position; search the nearest filled slot at each step.
         while low < high {
-            let middle = (low + high) / 2
-            var probe = middle
-            while probe < high, slots[probe] == nil { probe += 1 }
-            guard probe < high, let found = slots[probe] else {
-                high = middle
-                continue
-            }
-            if found.ticket == ticket { return probe }
-            if found.ticket < ticket {
-                low = probe + 1
+            let middle = low + (high - low) / 2
+            if slots[middle].ticket < ticket {
+                low = middle + 1
             } else {
                 high = middle
             }
         }
-        return nil
+        return low
     }
 
-    private mutating func skipEmptySlots() {
-        while head < slots.count, slots[head] == nil { head += 1 }
+    /// Moves the front past slots left behind, and drops those at the back, so that both ends
+    /// hold waiters (each such slot is passed once).
+    private mutating func settleEnds() {
+        guard count > 0 else { return }
+        while !slots[head].isWaiting { head += 1 }
+        while slots.last?.isWaiting == false { slots.removeLast() }
     }
 
+    /// Frees the slots before the front once they are most of the line, and drops the slots left
+    /// behind inside it once they outnumber the waiters: each removal pays for one slot moved.
     private mutating func compactIfNeeded() {
         if count == 0 {
             slots.removeAll(keepingCapacity: slots.count <= 1024)
+            head = 0
+            return
+        }
+        let leftInside = slots.count - head - count
+        if leftInside > 64, leftInside > count {
+            slots = slots[head...].filter(\.isWaiting)
             head = 0
         } else if head > 64, head * 2 > slots.count {
             slots.removeFirst(head)
