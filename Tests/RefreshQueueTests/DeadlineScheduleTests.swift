@@ -79,4 +79,52 @@ struct DeadlineScheduleTests {
             #expect(schedule.count == watched.count)
         }
     }
+
+    /// A hung server: thousands of transfers time out one after another, each firing taking
+    /// exactly the one whose deadline passed, in deadline order, whatever order they were added in.
+    @Test func transfersTimingOutOneAfterAnotherAreTakenOneByOneInDeadlineOrder() {
+        var schedule = DeadlineSchedule<UInt64>()
+        var random = SeededRandom(seed: 7)
+        let seconds = Array(1...5_000 as ClosedRange<UInt64>).shuffled(using: &random)
+        for second in seconds {
+            _ = schedule.add(second, id: schedule.makeID(), deadline: Self.time(second))
+        }
+        #expect(schedule.armedAt == Self.time(1))
+        var taken: [UInt64] = []
+        while let armed = schedule.armedAt {
+            let (expired, rearm) = schedule.fire(now: armed)
+            #expect(expired.count == 1, "a firing took \(expired.count) transfers")
+            taken += expired
+            #expect(rearm == schedule.armedAt)
+        }
+        #expect(taken == Array(1...5_000))
+        #expect(schedule.count == 0 && schedule.heapPlaces == 0)
+    }
+
+    /// Transfers that end before their deadline do not pile up: once their places outnumber the
+    /// transfers still watched, the heap keeps only those, and the timer still fires for the
+    /// earliest of them.
+    @Test func placesLeftByEndedTransfersAreDroppedAndTheRestStillExpire() {
+        var schedule = DeadlineSchedule<UInt64>()
+        var ids: [UInt64] = []
+        for second in 1...10_000 as ClosedRange<UInt64> {
+            let id = schedule.makeID()
+            ids.append(id)
+            _ = schedule.add(second, id: id, deadline: Self.time(second))
+        }
+        // Every transfer but each hundredth ends in time.
+        for (index, id) in ids.enumerated() where (index + 1) % 100 != 0 {
+            let removed = schedule.remove(id)
+            #expect(removed)
+        }
+        #expect(schedule.count == 100)
+        #expect(schedule.heapPlaces <= 2 * schedule.count + 64, "\(schedule.heapPlaces) places for 100 transfers")
+        // The timer was set for the first deadline: it fires for nothing, then for each left.
+        var (expired, rearm) = schedule.fire(now: Self.time(1))
+        #expect(expired.isEmpty && rearm == Self.time(100))
+        (expired, rearm) = schedule.fire(now: Self.time(5_050))
+        #expect(expired == Array(stride(from: 100, through: 5_000, by: 100)) && rearm == Self.time(5_100))
+        (expired, rearm) = schedule.fire(now: Self.time(20_000))
+        #expect(expired.count == 50 && rearm == nil && schedule.heapPlaces == 0)
+    }
 }
