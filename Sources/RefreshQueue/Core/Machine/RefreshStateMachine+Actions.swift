@@ -50,12 +50,20 @@ extension RefreshStateMachine {
         /// cancelling every waiter of a large group while it is delivered costs no more than
         /// delivering it.
         private let inTicketOrder: Bool
+        /// The lowest and the highest ticket of the group; `nil` when it is empty.
+        let tickets: ClosedRange<UInt64>?
 
         init(waiters: [Waiter], outcome: Outcome) {
             self.waiters = waiters
             self.outcome = outcome
             claims = DeliveryClaims(count: waiters.count)
             inTicketOrder = zip(waiters, waiters.dropFirst()).allSatisfy { $0.ticket < $1.ticket }
+            if inTicketOrder, let first = waiters.first, let last = waiters.last {
+                tickets = first.ticket...last.ticket
+            } else {
+                let all = waiters.lazy.map(\.ticket)
+                tickets = all.min().flatMap { low in all.max().map { low...$0 } }
+            }
         }
 
         /// Where the waiter with `ticket` is in the group, if it is there.
@@ -159,12 +167,14 @@ extension RefreshStateMachine {
     enum Delivery: Sendable {
         case idle
         /// `current`: the group being delivered, kept here so that a cancellation can still take
-        /// one of its waiters before its completion is called.
-        case busy(current: Answers, deferred: [Answers])
+        /// one of its waiters before its completion is called. `inOrder`: each deferred group's
+        /// tickets all come after those of the group before it (as groups handed out one after
+        /// another nearly always do), so that a ticket's group is found by binary search.
+        case busy(current: Answers, deferred: [Answers], inOrder: Bool)
 
         /// The groups waiting for the deliverer.
         var deferred: [Answers] {
-            guard case .busy(_, let deferred) = self else { return [] }
+            guard case .busy(_, let deferred, _) = self else { return [] }
             return deferred
         }
 
@@ -173,35 +183,62 @@ extension RefreshStateMachine {
             return true
         }
 
-        /// Every group handed out and not yet delivered, the one being delivered first.
-        var groups: [Answers] {
-            guard case .busy(let current, let deferred) = self else { return [] }
-            return [current] + deferred
+        /// The group handed out and not yet delivered that holds the waiter with `ticket`, and
+        /// its place there; `nil` when no such group holds it. A cancellation asks, under the
+        /// closure's lock: however many groups wait for a slow deliverer, it costs O(log n).
+        func place(of ticket: UInt64) -> (group: Answers, index: Int)? {
+            guard case .busy(let current, let deferred, let inOrder) = self else { return nil }
+            if let index = current.index(of: ticket) { return (current, index) }
+            guard inOrder else {
+                for group in deferred {
+                    if let index = group.index(of: ticket) { return (group, index) }
+                }
+                return nil
+            }
+            // The first group whose tickets do not all come before `ticket`.
+            var low = 0
+            var high = deferred.count
+            while low < high {
+                let middle = low + (high - low) / 2
+                if let tickets = deferred[middle].tickets, tickets.upperBound < ticket {
+                    low = middle + 1
+                } else {
+                    high = middle
+                }
+            }
+            guard low < deferred.count, let index = deferred[low].index(of: ticket) else { return nil }
+            return (deferred[low], index)
         }
 
         /// Hands `group` out: to the caller (returned) when nobody delivers, else to the
         /// deliverer, after the groups already waiting for it.
         mutating func handOut(_ group: Answers) -> Answers? {
-            guard case .busy(let current, var deferred) = self else {
-                self = .busy(current: group, deferred: [])
+            guard case .busy(let current, var deferred, var inOrder) = self else {
+                self = .busy(current: group, deferred: [], inOrder: true)
                 return group
             }
             self = .idle  // so that the list is not shared, and the append does not copy it
+            // An empty group has no place in that order.
+            if inOrder, let tickets = group.tickets {
+                inOrder = deferred.last?.tickets.map { $0.upperBound < tickets.lowerBound } ?? true
+            } else {
+                inOrder = false
+            }
             deferred.append(group)
-            self = .busy(current: current, deferred: deferred)
+            self = .busy(current: current, deferred: deferred, inOrder: inOrder)
             return nil
         }
 
         /// The deliverer is done with its group: the next one waiting for it, or `nil` (and idle)
         /// when none is left.
         mutating func next() -> Answers? {
-            guard case .busy(_, var deferred) = self, !deferred.isEmpty else {
+            guard case .busy(_, var deferred, let inOrder) = self, !deferred.isEmpty else {
                 self = .idle
                 return nil
             }
             self = .idle  // as in `handOut(_:)`
             let next = deferred.removeFirst()
-            self = .busy(current: next, deferred: deferred)
+            self = .busy(current: next, deferred: deferred, inOrder: inOrder || deferred.isEmpty)
             return next
         }
     }

@@ -106,12 +106,8 @@ extension RefreshStateMachine {
             }
         } else if let index = probes.firstIndex(where: { $0.ticket == ticket }) {
             actions.cancelled = probes.remove(at: index)
-        } else {
-            for group in delivery.groups {
-                guard let index = group.index(of: ticket) else { continue }
-                if group.claims.take(index) { actions.cancelled = group.waiters[index] }
-                break
-            }
+        } else if let (group, index) = delivery.place(of: ticket), group.claims.take(index) {
+            actions.cancelled = group.waiters[index]
         }
         return actions
     }
@@ -120,10 +116,8 @@ extension RefreshStateMachine {
     /// line, beside it, or handed out and not yet taken by the deliverer.
     func isWaiting(ticket: UInt64) -> Bool {
         if line.contains(ticket: ticket) || probes.contains(where: { $0.ticket == ticket }) { return true }
-        for group in delivery.groups {
-            if let index = group.index(of: ticket) { return !group.claims.isTaken(index) }
-        }
-        return false
+        guard let (group, index) = delivery.place(of: ticket) else { return false }
+        return !group.claims.isTaken(index)
     }
 
     /// Answers handed out earlier are delivered: every one of them is made (signed) and all but
