@@ -14,7 +14,7 @@ import FoundationNetworking
 /// cancelling it still completes it at once with `cancelled`: the time limit of `authorizeRedirect`
 /// (on Linux, a late redirect decision stops the process) and the promise that a cancelled `async`
 /// wait stops at once rest on that.
-@Suite("Cancelling a request handed out to be answered", .timeLimit(.minutes(2)))
+@Suite("Cancelling a request handed out to be answered", .timeLimit(.minutes(5)))
 struct HandedOutCancellationTests {
     typealias Results = Completions<Result<URLRequest, any Error>>
 
@@ -66,7 +66,7 @@ struct HandedOutCancellationTests {
     /// Cancellations find their request in a group of thousands (by binary search, the group
     /// being in arrival order), each completes its own request and no other, and the deliverer
     /// skips exactly those.
-    @Test func cancellingHalfOfALargeGroupBeingDeliveredCompletesEachCancelledRequestOnce() async {
+    @Test(.exclusive) func cancellingHalfOfALargeGroupBeingDeliveredCompletesEachCancelledRequestOnce() async {
         let count = 3_000
         let results = Results()
         let tasks = Protected<[AuthorizationTask]>([])
