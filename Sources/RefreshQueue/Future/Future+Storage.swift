@@ -56,11 +56,12 @@ extension Future {
     /// else can see the future: a ``FutureMapStep`` or a ``FutureFlatMapStep``, a struct of one
     /// closure.
     @inlinable
-    func storeStep<Step: FutureStep>(_ step: Step) {
+    func storeStep<Step: FutureStep>(_ step: consuming Step) {
         precondition(
             MemoryLayout<Step>.size == MemoryLayout<FutureErasedStep>.size && FutureStorage.holds(Step.self),
             "a step is one closure, and a closure fits in a future's storage")
-        withStorage { _ = $0.initializeMemory(as: Step.self, repeating: step, count: 1) }
+        let bytes = Unmanaged.passUnretained(self).toOpaque() + FutureStorage.offset
+        bytes.bindMemory(to: Step.self, capacity: 1).initialize(to: step)
         holdsStep = true
     }
 

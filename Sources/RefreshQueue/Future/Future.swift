@@ -150,7 +150,7 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
 
     /// A pending future that holds `step`, the transform of the stage that will complete it.
     @inlinable
-    init<Step: FutureStep>(step: Step) {
+    init<Step: FutureStep>(step: consuming Step) {
         storage = FutureStorage()
         callbacks = .none
         state = .pending
@@ -245,7 +245,7 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// let bearer = tokenFuture.map { token in "Bearer \(token.accessToken)" }
     /// ```
     @inlinable
-    public func map<T: Sendable>(_ transform: @escaping @Sendable (Value) throws -> T) -> Future<T> {
+    public func map<T: Sendable>(_ transform: consuming @escaping @Sendable (Value) throws -> T) -> Future<T> {
         let next = Future<T>(step: FutureMapStep(transform))
         // Captures `next` alone, which the closure then uses as its context: nothing is allocated.
         whenComplete {
@@ -275,7 +275,7 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// let profile = authentication.refresh().flatMap { fresh in api.profile(token: fresh.accessToken) }
     /// ```
     @inlinable
-    public func flatMap<T: Sendable>(_ transform: @escaping @Sendable (Value) -> Future<T>) -> Future<T> {
+    public func flatMap<T: Sendable>(_ transform: consuming @escaping @Sendable (Value) -> Future<T>) -> Future<T> {
         let next = Future<T>(step: FutureFlatMapStep(transform))
         whenComplete {
             { completed in

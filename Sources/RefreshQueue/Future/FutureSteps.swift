@@ -20,7 +20,7 @@ struct FutureMapStep<Value: Sendable, T: Sendable>: FutureStep {
     @usableFromInline let transform: @Sendable (Value) throws -> T
 
     @inlinable
-    init(_ transform: @escaping @Sendable (Value) throws -> T) {
+    init(_ transform: consuming @escaping @Sendable (Value) throws -> T) {
         self.transform = transform
     }
 }
@@ -31,7 +31,7 @@ struct FutureFlatMapStep<Value: Sendable, T: Sendable>: FutureStep {
     @usableFromInline let transform: @Sendable (Value) -> Future<T>
 
     @inlinable
-    init(_ transform: @escaping @Sendable (Value) -> Future<T>) {
+    init(_ transform: consuming @escaping @Sendable (Value) -> Future<T>) {
         self.transform = transform
     }
 }

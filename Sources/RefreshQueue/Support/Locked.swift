@@ -8,8 +8,8 @@ import Musl
 
 /// A value that is only ever read or written while holding its own mutex.
 ///
-/// This is the package's one lock type (``SharedLocks`` is a fixed pool of the same mutex, set up
-/// by ``initializeMutex(_:)``). `Synchronization.Mutex` would do the same job but needs
+/// This is the package's one lock type (``SharedLocks`` is a fixed pool of locks for objects too
+/// small and short-lived for a mutex of their own). `Synchronization.Mutex` would do the same job but needs
 /// iOS 18 / macOS 15, and the package supports iOS 13 / macOS 10.15. The value and the
 /// `pthread_mutex_t` live in a single heap allocation (a `ManagedBuffer`), so the mutex has a
 /// stable address and taking the lock costs one uncontended `pthread_mutex_lock`. `Locked` itself
@@ -56,8 +56,8 @@ struct Locked<State>: @unchecked Sendable {
     }
 }
 
-/// Sets up `mutex` as a plain (non-recursive, unchecked) mutex: the one lock of ``Locked`` and of
-/// ``SharedLocks``.
+/// Sets up `mutex` as a plain (non-recursive, unchecked) mutex: the lock of ``Locked``, and of
+/// ``SharedLocks`` on Apple systems.
 func initializeMutex(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
     var attributes = pthread_mutexattr_t()
     pthread_mutexattr_init(&attributes)
