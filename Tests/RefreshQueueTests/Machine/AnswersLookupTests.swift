@@ -14,12 +14,7 @@ import FoundationNetworking
 @Suite("Finding a waiter in groups of answers", .timeLimit(.minutes(1)))
 struct AnswersLookupTests {
     private func answers(_ tickets: [UInt64]) -> RefreshStateMachine.Answers {
-        let waiters = tickets.map { ticket in
-            Waiter(
-                request: URLRequest(url: URL(fileURLWithPath: "/")), completion: { _ in }, ticket: ticket,
-                arrivedAt: 0, rejectedGeneration: nil, kind: .request)
-        }
-        return RefreshStateMachine.Answers(waiters: waiters, outcome: .fail(.cancelled))
+        RefreshStateMachine.Answers(waiters: tickets.map(Waiter.request(ticket:)), outcome: .fail(.cancelled))
     }
 
     @Test(arguments: [0, 1, 2, 3, 64, 65, 1_000])

@@ -12,9 +12,7 @@ import FoundationNetworking
 @Suite("The wait line", .timeLimit(.minutes(1)))
 struct WaitLineTests {
     private func waiter(_ ticket: UInt64) -> Waiter {
-        Waiter(
-            request: URLRequest(url: URL(fileURLWithPath: "/")), completion: { _ in }, ticket: ticket, arrivedAt: 0,
-            rejectedGeneration: nil, kind: .request)
+        .request(ticket: ticket)
     }
 
     @Test func aWaiterPutBackGoesToItsPlaceByTicketAndCanBeCancelledThere() {
