@@ -57,7 +57,8 @@ extension RefreshStateMachine {
             self.waiters = waiters
             self.outcome = outcome
             claims = DeliveryClaims(count: waiters.count)
-            inTicketOrder = zip(waiters, waiters.dropFirst()).allSatisfy { $0.ticket < $1.ticket }
+            // By index: the tickets are read where they are, without copying a waiter.
+            inTicketOrder = waiters.indices.dropFirst().allSatisfy { waiters[$0 - 1].ticket < waiters[$0].ticket }
             if inTicketOrder, let first = waiters.first, let last = waiters.last {
                 tickets = first.ticket...last.ticket
             } else {

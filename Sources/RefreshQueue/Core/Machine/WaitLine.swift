@@ -102,16 +102,39 @@ struct WaitLine: Sendable {
     }
 
     /// Takes waiters from the front while `include` says so.
+    ///
+    /// The waiters are moved out of their slots, not copied: taking a group of thousands touches
+    /// no reference count of theirs.
     mutating func removeFirst(while include: (Waiter) -> Bool) -> [Waiter] {
-        var taken: [Waiter] = []
-        while let waiter = first, include(waiter) {
-            slots[head] = .left(ticket: waiter.ticket)
-            count -= 1
-            taken.append(waiter)
-            settleEnds()
+        var end = head
+        var taking = 0
+        while end < slots.count {
+            if case .waiting(let waiter) = slots[end] {
+                guard include(waiter) else { break }
+                taking += 1
+            }
+            end += 1
         }
+        var taken: [Waiter] = []
+        taken.reserveCapacity(taking)
+        for index in head..<end {
+            if let waiter = take(at: index) { taken.append(waiter) }
+        }
+        count -= taken.count
+        settleEnds()
         compactIfNeeded()
         return taken
+    }
+
+    /// Moves the waiter at `index` out of its slot, leaving its ticket behind; `nil` when the
+    /// slot holds none.
+    private mutating func take(at index: Int) -> Waiter? {
+        var slot = Slot.left(ticket: slots[index].ticket)
+        swap(&slot, &slots[index])
+        switch consume slot {
+        case .waiting(let waiter): return waiter
+        case .left: return nil
+        }
     }
 
     /// Takes the waiter at the front.
@@ -130,8 +153,7 @@ struct WaitLine: Sendable {
 
     /// Removes the waiter with `ticket`, wherever it is.
     mutating func remove(ticket: UInt64) -> Waiter? {
-        guard let index = slot(of: ticket), let found = slots[index].waiter else { return nil }
-        slots[index] = .left(ticket: ticket)
+        guard let index = slot(of: ticket), let found = take(at: index) else { return nil }
         count -= 1
         settleEnds()
         compactIfNeeded()
