@@ -78,8 +78,11 @@ struct BackgroundExpiryTests {
         let (refresh, file) = try Self.refresh(service, directory: directory, expiry: expiry)
         let otherProcess = try file.lock(timeout: 1)
         let calls = Protected(0)
+        // The refresh waits for the lock half its budget. That wait must outlast the suite's time
+        // limit: on a busy machine this task may be scheduled seconds late to fire the expiry, and
+        // a lock timeout that came first would be the outcome instead.
         let future = refresh.refresh(
-            service.authentication("stale", stale: true), within: RefreshBudget(abandonAfter: 20))
+            service.authentication("stale", stale: true), within: RefreshBudget(abandonAfter: 240))
         guard let error = try await Self.failureAfterExpiry(expiry, of: future, calls: calls) else { return }
         #expect((error as? any RefreshFailure)?.isTransportFailure == true)
         // The refresh still waits for the lock; once it gets it, it must give it back untouched.
