@@ -75,7 +75,9 @@ struct SingleRefreshTests {
         let service = TokenService(behavior: .hold)
         service.store(service.authentication("expired", stale: true))
         let events = EventLog()
-        let closure = Closure.make(service, refreshTimeout: 0.2, abandonAfter: 0.4, events: events)
+        // The waiting request below must be answered within the refresh timeout: a second, not a
+        // fraction, for this task may be scheduled late on a loaded machine.
+        let closure = Closure.make(service, refreshTimeout: 1, abandonAfter: 2, events: events)
 
         // The first refresh hangs past the abandon limit; only then does a second one start.
         let early = Results()

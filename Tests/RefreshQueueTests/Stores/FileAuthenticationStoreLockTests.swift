@@ -143,7 +143,7 @@ struct FileAuthenticationStoreLockTests {
         // When the waiter got the lock, on the test's monotonic clock.
         async let waiter: Result<TimeInterval, any Error> = withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                let result = Result { try store.lock(timeout: 10) }
+                let result = Result { try store.lock(timeout: 120) }
                 continuation.resume(
                     returning: result.map { lock in
                         let grantedAt = storeTestUptime()
@@ -157,8 +157,8 @@ struct FileAuthenticationStoreLockTests {
         let unlockedAt = storeTestUptime()
         held.unlock()
 
-        // Got within the 10 s it would wait, and only after the holder let go (however late the
-        // waiter started on a loaded machine).
+        // Got within the 120 s it would wait (far more than this task may be late to unlock on a
+        // loaded machine), and only after the holder let go (however late the waiter started).
         let grantedAt = try await waiter.get()
         #expect(grantedAt >= unlockedAt)
     }
