@@ -101,19 +101,20 @@ struct CrashKillTests {
                 missed += 1
                 continue
             }
+            let killedAt = ProcessInfo.processInfo.systemUptime
             workers[index].kill()
             _ = workers[index].waitUntilExit()
-            let killedAt = ProcessInfo.processInfo.systemUptime
             workers[index] = try Self.worker(stub, file: file)
             guard watcher.token?.refreshToken == spent else {
                 // The refresh had ended (and its token been saved) before the kill: not mid-refresh.
                 missed += 1
                 continue
             }
-            // Recovered: a survivor refreshed with the spent token and saved what it got.
+            // Recovered: a survivor refreshed with the spent token and saved what it got. Timed by
+            // the watcher's thread: this task can be scheduled seconds late on a loaded machine,
+            // and would count that wait as the survivors'.
             let recovered = await StubHarness.eventually {
-                guard let now = watcher.token?.refreshToken else { return false }
-                return now != spent
+                watcher.firstRead(after: killedAt, ofATokenOtherThan: spent) != nil
             }
             try #require(
                 recovered,
@@ -121,7 +122,8 @@ struct CrashKillTests {
                 no survivor recovered from kill \(recoveries.count + 1): \(stub.counters.reuseDetections) reuse \
                 detections, survivors said \(workers.map { $0.lines.suffix(3) })
                 """)
-            recoveries.append(ProcessInfo.processInfo.systemUptime - killedAt)
+            let recoveredAt = try #require(watcher.firstRead(after: killedAt, ofATokenOtherThan: spent))
+            recoveries.append(recoveredAt - killedAt)
         }
         for worker in workers {
             let result = try #require(await worker.finish(), "a survivor never reported")
