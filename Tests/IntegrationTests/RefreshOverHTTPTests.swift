@@ -156,15 +156,20 @@ struct RefreshOverHTTPTests {
         defer { stub.stop() }
         stub.injectFaults(.hang)
         let closure = RefreshingRequestClosure.holding(expired, refreshTimeout: 2, abandonAfter: 3)
-        let results = await withTaskGroup(of: Result<Int, any Error>.self) { group in
-            for _ in 0..<20 {
-                group.addTask { await accounts.me(through: closure) }
+        // All twenty begin to wait at once, from this thread: a wait begun after the first
+        // second would outlast the hung refresh and be served by the one after it. (Tasks of a
+        // group can start seconds apart on a loaded machine.)
+        let waits = Completions<Result<URLRequest, any Error>>()
+        for index in 0..<20 {
+            closure.authorize(URLRequest(url: stub.baseURL.appendingPathComponent("v1/me"))) {
+                waits.record(index, $0)
             }
-            return await group.reduce(into: []) { $0.append($1) }
         }
-        for result in results {
+        await waits.wait(for: 20)
+        #expect(waits.duplicates.isEmpty)
+        for result in waits.results.values {
             guard case .failure(RefreshQueueError.refreshTimedOut) = result else {
-                Issue.record("expected refreshTimedOut, got \(result)")
+                Issue.record("expected refreshTimedOut, got \(result.map(\.url))")
                 continue
             }
         }

@@ -75,21 +75,27 @@ struct SpotifyFidelityTests {
         stub.resetCounters()
         let closure = RefreshingRequestClosure(client: client, store: InMemoryAuthenticationStore(token))
         let me = URLRequest(url: stub.baseURL.appendingPathComponent("v1/me"))
-        let started = ProcessInfo.processInfo.systemUptime
-        for _ in 0..<5 {
-            await #expect {
-                _ = try await closure.authorize(me)
-            } throws: { error in
-                guard case RefreshQueueError.refreshFailed(OAuth2Error.tokenEndpoint(let answer)) = error else {
-                    return false
-                }
-                return answer.status == 429 && answer.retryAfter == 1
+        // Four more requests as soon as the first is refused, from the thread that refuses it: a
+        // task can be resumed after the server's second has passed on a loaded machine.
+        let refusals = Completions<Result<URLRequest, any Error>>()
+        closure.authorize(me) { first in
+            refusals.record(0, first)
+            for index in 1..<5 {
+                closure.authorize(me) { refusals.record(index, $0) }
+            }
+        }
+        await refusals.wait(for: 5)
+        for index in 0..<5 {
+            guard
+                case .failure(RefreshQueueError.refreshFailed(OAuth2Error.tokenEndpoint(let answer))) =
+                    refusals.results[index], answer.status == 429, answer.retryAfter == 1
+            else {
+                Issue.record("request \(index): \(String(describing: refusals.results[index]?.map(\.url)))")
+                continue
             }
         }
         // Within the second the server asked for, nothing more went to it.
-        if ProcessInfo.processInfo.systemUptime - started < 0.9 {
-            #expect(stub.counters.tokenRequests == 1)
-        }
+        #expect(stub.counters.tokenRequests == 1)
         try await Task.sleep(nanoseconds: 1_100_000_000)
         let (_, response) = try await closure.data(for: me, using: session)
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
