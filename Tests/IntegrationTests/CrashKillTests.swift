@@ -58,15 +58,31 @@ struct CrashKillTests {
         ])
     }
 
-    /// Waits for a token request after the first `seen` to reach the stub; then the index of the
-    /// worker holding the refresh lock, if one does. `seen` is counted before the refresh can
-    /// start: workers launched just before may already have sent theirs.
-    private static func holderOfTheNextRefresh(
+    /// The refresh-lock holder killed mid-refresh: its index among the workers, and the uptime
+    /// just before the kill.
+    private struct Kill: Sendable {
+        let index: Int
+        let at: TimeInterval
+    }
+
+    /// Waits for a token request after the first `seen` to reach the stub; then kills the worker
+    /// holding the refresh lock, if one does. `seen` is counted before the refresh can start:
+    /// workers launched just before may already have sent theirs. Both happen on a thread of
+    /// their own: the refresh ends 0.3 s after its request, and a task can be resumed later than
+    /// that on a loaded machine.
+    private static func killTheHolderOfTheNextRefresh(
         _ stub: SpotifyStub, after seen: Int, lockFile: String, workers: [ChildWorker]
-    ) async throws -> Int? {
-        try #require(await StubHarness.eventually { stub.counters.tokenRequests > seen }, "no refresh came")
-        let holder = LockHolder.pid(ofFileAt: lockFile)
-        return workers.firstIndex { $0.pid == holder }
+    ) async throws -> Kill? {
+        let (came, kill) = await onAThreadOfItsOwn { () -> (Bool, Kill?) in
+            guard uptimeWhen({ stub.counters.tokenRequests > seen }) != nil else { return (false, nil) }
+            let holder = LockHolder.pid(ofFileAt: lockFile)
+            guard let index = workers.firstIndex(where: { $0.pid == holder }) else { return (true, nil) }
+            let at = ProcessInfo.processInfo.systemUptime
+            workers[index].kill()
+            return (true, Kill(index: index, at: at))
+        }
+        try #require(came, "no refresh came")
+        return kill
     }
 
     @Test(.exclusive) func withAReuseIntervalSurvivorsRecoverFromEveryKillWithinTheRefreshTimeout() async throws {
@@ -94,17 +110,16 @@ struct CrashKillTests {
             let spent = watcher.token?.refreshToken
             let seen = stub.counters.tokenRequests
             guard
-                let index = try await Self.holderOfTheNextRefresh(
+                let kill = try await Self.killTheHolderOfTheNextRefresh(
                     stub, after: seen, lockFile: lockFile, workers: workers)
             else {
                 // The refresh ended before the lock could be seen: wait for the next one.
                 missed += 1
                 continue
             }
-            let killedAt = ProcessInfo.processInfo.systemUptime
-            workers[index].kill()
-            _ = workers[index].waitUntilExit()
-            workers[index] = try Self.worker(stub, file: file)
+            let killedAt = kill.at
+            _ = workers[kill.index].waitUntilExit()
+            workers[kill.index] = try Self.worker(stub, file: file)
             guard watcher.token?.refreshToken == spent else {
                 // The refresh had ended (and its token been saved) before the kill: not mid-refresh.
                 missed += 1
@@ -179,14 +194,13 @@ struct CrashKillTests {
             let before = stub.counters
             let workers = try (0..<4).map { _ in try Self.worker(stub, file: file) }
             guard
-                let index = try await Self.holderOfTheNextRefresh(
-                    stub, after: before.tokenRequests, lockFile: lockFile, workers: workers)
+                let index = try await Self.killTheHolderOfTheNextRefresh(
+                    stub, after: before.tokenRequests, lockFile: lockFile, workers: workers)?.index
             else {
                 Issue.record("round \(round): the refresh lock's holder was not a worker")
                 for worker in workers { worker.kill() }
                 continue
             }
-            workers[index].kill()
             _ = workers[index].waitUntilExit()
             for (number, worker) in workers.enumerated() where number != index {
                 #expect(

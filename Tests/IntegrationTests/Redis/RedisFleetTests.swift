@@ -92,6 +92,11 @@ struct RedisFleetTests {
                 + "detections · redis-server \(server.version)")
     }
 
+    /// Why the refresh-lock holder could not be killed.
+    enum KillFailure: Error {
+        case noRefreshCame, lockNotHeld, noWorkerHoldsTheLock
+    }
+
     @Test(.exclusive) func theLockOfAWorkerKilledMidRefreshExpiresAndASurvivorRefreshes() async throws {
         // The stub rotates on receipt and answers 0.5 s later: the kill lands after the server
         // has spent the old refresh token. With a reuse interval it accepts the spent one again.
@@ -103,18 +108,29 @@ struct RedisFleetTests {
         let spent = try #require(store.load()?.refreshToken)
         let seen = stub.counters.tokenRequests
         var workers = try (0..<4).map { _ in try Self.worker("kill", stub, server, store, ["--concurrency", "4"]) }
-        try #require(await StubHarness.eventually { stub.counters.tokenRequests > seen }, "no refresh came")
-        let holder = try #require(try store.lockHolder(), "the refresh lock is not held")
-        let index = try #require(workers.firstIndex { $0.pid == holder }, "no worker holds the lock")
-        workers[index].kill()
+        // Seen and killed on a thread of its own: the refresh ends 0.5 s after its request, and a
+        // task can be resumed later than that on a loaded machine. Each outcome names what failed.
+        let candidates = workers
+        let kill = await onAThreadOfItsOwn { () -> Result<(index: Int, at: TimeInterval), KillFailure> in
+            guard uptimeWhen({ stub.counters.tokenRequests > seen }) != nil else { return .failure(.noRefreshCame) }
+            guard let holder = try? store.lockHolder() else { return .failure(.lockNotHeld) }
+            guard let index = candidates.firstIndex(where: { $0.pid == holder }) else {
+                return .failure(.noWorkerHoldsTheLock)
+            }
+            let at = ProcessInfo.processInfo.systemUptime
+            candidates[index].kill()
+            return .success((index, at))
+        }
+        let (index, killedAt) = try kill.get()
         _ = workers[index].waitUntilExit()
-        let killedAt = ProcessInfo.processInfo.systemUptime
         workers.remove(at: index)
         #expect(store.load()?.refreshToken == spent, "the refresh ended before the kill landed")
 
-        let recovered = await StubHarness.eventually { store.load()?.refreshToken != spent }
-        let recovery = ProcessInfo.processInfo.systemUptime - killedAt
-        try #require(recovered, "no survivor refreshed: \(workers.map { $0.lines.suffix(3) })")
+        // Timed on a thread of its own as well, which this task's own wait would not be.
+        let recoveredAt = await onAThreadOfItsOwn { uptimeWhen { store.load()?.refreshToken != spent } }
+        let recovery =
+            try #require(recoveredAt, "no survivor refreshed: \(workers.map { $0.lines.suffix(3) })")
+            - killedAt
         #expect(recovery < Self.lockTTL + Self.refreshTimeout + Self.schedulingSlack, "recovered after \(recovery) s")
         // Survivors keep working on the new token for a moment.
         let served = stub.counters.apiRequestsByStatus[200, default: 0]
