@@ -58,31 +58,18 @@ struct CrashKillTests {
         ])
     }
 
-    /// The refresh-lock holder killed mid-refresh: its index among the workers, and the uptime
-    /// just before the kill.
-    private struct Kill: Sendable {
-        let index: Int
-        let at: TimeInterval
-    }
-
-    /// Waits for a token request after the first `seen` to reach the stub; then kills the worker
-    /// holding the refresh lock, if one does. `seen` is counted before the refresh can start:
-    /// workers launched just before may already have sent theirs. Both happen on a thread of
-    /// their own: the refresh ends 0.3 s after its request, and a task can be resumed later than
-    /// that on a loaded machine.
+    /// The file-lock holder of the next refresh after the first `seen`, killed; nil if no worker
+    /// held the lock (the refresh ended before it could be seen).
     private static func killTheHolderOfTheNextRefresh(
         _ stub: SpotifyStub, after seen: Int, lockFile: String, workers: [ChildWorker]
-    ) async throws -> Kill? {
-        let (came, kill) = await onAThreadOfItsOwn { () -> (Bool, Kill?) in
-            guard uptimeWhen({ stub.counters.tokenRequests > seen }) != nil else { return (false, nil) }
-            let holder = LockHolder.pid(ofFileAt: lockFile)
-            guard let index = workers.firstIndex(where: { $0.pid == holder }) else { return (true, nil) }
-            let at = ProcessInfo.processInfo.systemUptime
-            workers[index].kill()
-            return (true, Kill(index: index, at: at))
+    ) async throws -> KilledLockHolder? {
+        switch await killTheRefreshLockHolder(
+            after: seen, on: stub, among: workers, holder: { LockHolder.pid(ofFileAt: lockFile) })
+        {
+        case .success(let kill): return kill
+        case .failure(.noWorkerHoldsTheLock): return nil
+        case .failure(let failure): throw failure
         }
-        try #require(came, "no refresh came")
-        return kill
     }
 
     @Test(.exclusive) func withAReuseIntervalSurvivorsRecoverFromEveryKillWithinTheRefreshTimeout() async throws {

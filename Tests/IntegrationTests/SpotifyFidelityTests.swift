@@ -85,6 +85,7 @@ struct SpotifyFidelityTests {
             }
         }
         await refusals.wait(for: 5)
+        #expect(refusals.duplicates.isEmpty)
         for index in 0..<5 {
             guard
                 case .failure(RefreshQueueError.refreshFailed(OAuth2Error.tokenEndpoint(let answer))) =

@@ -212,10 +212,13 @@ struct SpotifyStubFaultTests {
         // a task polling for the count can be resumed later than that on a loaded machine.
         let whileWaiting = await onAThreadOfItsOwn { () -> Counters? in
             var seen = Counters()
-            return uptimeWhen {
-                seen = stub.counters
-                return seen.tokenRequests == 2
-            } == nil ? nil : seen
+            guard
+                uptimeWhen({
+                    seen = stub.counters
+                    return seen.tokenRequests == 2
+                }) != nil
+            else { return nil }
+            return seen
         }
         let exchange = try await refreshed
 

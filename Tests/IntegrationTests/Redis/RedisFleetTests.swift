@@ -92,11 +92,6 @@ struct RedisFleetTests {
                 + "detections · redis-server \(server.version)")
     }
 
-    /// Why the refresh-lock holder could not be killed.
-    enum KillFailure: Error {
-        case noRefreshCame, lockNotHeld, noWorkerHoldsTheLock
-    }
-
     @Test(.exclusive) func theLockOfAWorkerKilledMidRefreshExpiresAndASurvivorRefreshes() async throws {
         // The stub rotates on receipt and answers 0.5 s later: the kill lands after the server
         // has spent the old refresh token. With a reuse interval it accepts the spent one again.
@@ -108,20 +103,11 @@ struct RedisFleetTests {
         let spent = try #require(store.load()?.refreshToken)
         let seen = stub.counters.tokenRequests
         var workers = try (0..<4).map { _ in try Self.worker("kill", stub, server, store, ["--concurrency", "4"]) }
-        // Seen and killed on a thread of its own: the refresh ends 0.5 s after its request, and a
-        // task can be resumed later than that on a loaded machine. Each outcome names what failed.
-        let candidates = workers
-        let kill = await onAThreadOfItsOwn { () -> Result<(index: Int, at: TimeInterval), KillFailure> in
-            guard uptimeWhen({ stub.counters.tokenRequests > seen }) != nil else { return .failure(.noRefreshCame) }
-            guard let holder = try? store.lockHolder() else { return .failure(.lockNotHeld) }
-            guard let index = candidates.firstIndex(where: { $0.pid == holder }) else {
-                return .failure(.noWorkerHoldsTheLock)
-            }
-            let at = ProcessInfo.processInfo.systemUptime
-            candidates[index].kill()
-            return .success((index, at))
-        }
-        let (index, killedAt) = try kill.get()
+        // The refresh ends 0.5 s after its request: the kill lands before that.
+        let kill = try await killTheRefreshLockHolder(
+            after: seen, on: stub, among: workers, holder: { try? store.lockHolder() }
+        ).get()
+        let (index, killedAt) = (kill.index, kill.at)
         _ = workers[index].waitUntilExit()
         workers.remove(at: index)
         #expect(store.load()?.refreshToken == spent, "the refresh ended before the kill landed")
