@@ -43,8 +43,11 @@ struct FaultMatrixTests {
         let outcome: Outcome
         /// Seconds the closure will not refresh after it (a Retry-After), before recovery is tried.
         var pause: TimeInterval = 0
-        /// The client's own deadline; long for the fault that must outlast the requests' waits.
-        var requestTimeout: TimeInterval = 1
+        /// The client's own deadline, and the closure's for the refresh. Only the faults that
+        /// test a deadline make it short: every other row must see its fault, not a deadline, even
+        /// when a loaded machine takes seconds to have all the requests waiting for it.
+        var requestTimeout: TimeInterval = 10
+        var refreshTimeout: TimeInterval = 10
         /// Whether the stored token must stay as it was. A token that is valid but already stale is
         /// still saved: its refresh token may have been rotated by the same answer.
         var keepsStoredToken = true
@@ -96,7 +99,7 @@ struct FaultMatrixTests {
             client: client,
             store: store,
             options: .init(
-                refreshTimeout: 1.5,
+                refreshTimeout: fault.refreshTimeout,
                 refreshWindow: .unlimited,
                 onEvent: { event in
                     events.withLock { $0.append(event.description) }
@@ -325,13 +328,13 @@ struct FaultMatrixTests {
             Fault(name: "connection reset", reply: { _ in .reset }, outcome: .fails(transport)),
             Fault(
                 name: "a body dripped past the deadline", reply: { _ in .drip(interval: 0.05) },
-                outcome: .fails(transport)),
+                outcome: .fails(transport), requestTimeout: 3),
             Fault(
                 name: "a hang past refreshTimeout", reply: { _ in .hang },
                 outcome: .fails {
                     ($0 as? RefreshQueueError).map { "\($0)" }?.contains("did not complete in time") == true
                 },
-                requestTimeout: 30),
+                requestTimeout: 30, refreshTimeout: 3),
             Fault(
                 name: "a 50 MB body", reply: { _ in .huge(bytes: 50 << 20) },
                 outcome: .fails { error in
