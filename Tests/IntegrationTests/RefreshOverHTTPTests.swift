@@ -25,6 +25,24 @@ struct RefreshOverHTTPTests {
         return (stub, accounts, authentication.expired)
     }
 
+    /// A closure holding `expired`, whose refresh is sent only once `count` requests wait for it.
+    ///
+    /// For the tests whose refresh fails: a request a loaded machine starts late would otherwise
+    /// arrive after the failure and start a refresh of its own, which the stub answers without the
+    /// fault.
+    private func holdingUntilAllWait(_ count: Int, _ expired: StubAuthentication)
+        -> RefreshingRequestClosure<StubAuthentication>
+    {
+        let allWaiting = Completions<Void>()
+        var gated = expired.accounts
+        gated.beforeRefresh = { await allWaiting.wait(for: 1) }
+        return .holding(
+            expired.refreshing(through: gated),
+            onEvent: { event in
+                if case .requestWaiting(let waiting) = event, waiting == count { allWaiting.record(0, ()) }
+            })
+    }
+
     @Test(.exclusive) func twoHundredConcurrentRequestsWithAnExpiredTokenCauseExactlyOneRefresh() async throws {
         let (stub, accounts, expired) = try await expiredLogin(rotation: true)
         defer { stub.stop() }
@@ -110,7 +128,7 @@ struct RefreshOverHTTPTests {
         let (stub, accounts, expired) = try await expiredLogin()
         defer { stub.stop() }
         stub.injectFaults(.invalidGrant)
-        let closure = RefreshingRequestClosure.holding(expired)
+        let closure = holdingUntilAllWait(50, expired)
         let results = await withTaskGroup(of: Result<Int, any Error>.self) { group in
             for _ in 0..<50 {
                 group.addTask { await accounts.me(through: closure) }
@@ -133,7 +151,7 @@ struct RefreshOverHTTPTests {
         let (stub, accounts, expired) = try await expiredLogin()
         defer { stub.stop() }
         stub.injectFaults(fault)
-        let closure = RefreshingRequestClosure.holding(expired)
+        let closure = holdingUntilAllWait(20, expired)
         let results = await withTaskGroup(of: Result<Int, any Error>.self) { group in
             for _ in 0..<20 {
                 group.addTask { await accounts.me(through: closure) }

@@ -34,6 +34,13 @@ struct StubAuthentication: RefreshableAuthentication {
             accessToken: accessToken, refreshToken: refreshToken,
             expiresAt: ProcessInfo.processInfo.systemUptime - 1, lifetime: lifetime, accounts: accounts)
     }
+
+    /// The same authentication, whose refreshes go through `accounts`.
+    func refreshing(through accounts: StubAccounts) -> StubAuthentication {
+        StubAuthentication(
+            accessToken: accessToken, refreshToken: refreshToken, expiresAt: expiresAt, lifetime: lifetime,
+            accounts: accounts)
+    }
 }
 
 /// Why a refresh against the stub failed.
@@ -54,6 +61,8 @@ struct StubAccounts: Sendable {
     var assumedLifetime: TimeInterval?
     /// The part of a token's lifetime left when it is refreshed.
     var leewayFraction: Double = 0.5
+    /// Awaited before each refresh request is sent.
+    var beforeRefresh: @Sendable () async -> Void = {}
 
     /// Logs in with the authorization-code flow.
     func logIn() async throws -> StubAuthentication {
@@ -66,6 +75,7 @@ struct StubAccounts: Sendable {
 
     /// The `refresh_token` grant; keeps the refresh token when the answer has none.
     func refresh(_ old: StubAuthentication) async throws -> StubAuthentication {
+        await beforeRefresh()
         let request = StubHarness.tokenRequest(
             stub, [("grant_type", "refresh_token"), ("refresh_token", old.refreshToken)])
         let (data, response) = try await session.data(for: request)
@@ -112,7 +122,7 @@ extension RefreshingRequestClosure where Authentication == StubAuthentication {
     /// A closure that starts out holding `authentication` and signs only the stub's API.
     static func holding(
         _ authentication: StubAuthentication, refreshTimeout: TimeInterval = 30, abandonAfter: TimeInterval? = nil,
-        refreshWindow: RefreshWindow = .default
+        refreshWindow: RefreshWindow = .default, onEvent: (@Sendable (RefreshEvent) -> Void)? = nil
     ) -> Self {
         let held = LoadOnce(authentication)
         return Self(
@@ -120,7 +130,8 @@ extension RefreshingRequestClosure where Authentication == StubAuthentication {
                 refreshTimeout: refreshTimeout,
                 abandonAfter: abandonAfter,
                 refreshWindow: refreshWindow,
-                requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true }
+                requiresAuthentication: { $0.url?.path.hasPrefix("/v1/") == true },
+                onEvent: onEvent
             ),
             find: { held.take() }
         )
