@@ -43,10 +43,11 @@ struct FaultMatrixTests {
         let outcome: Outcome
         /// Seconds the closure will not refresh after it (a Retry-After), before recovery is tried.
         var pause: TimeInterval = 0
-        /// The client's own deadline, and the closure's for the refresh. Only the faults that
-        /// test a deadline make it short: every other row must see its fault, not a deadline, even
-        /// when a loaded machine takes seconds to have all the requests waiting for it.
+        /// The client's own deadline for the token request. Short only for the fault that tests
+        /// it: every other row must see its fault, not a deadline, even when a loaded machine takes
+        /// seconds to have all the requests waiting for it.
         var requestTimeout: TimeInterval = 10
+        /// The closure's deadline for the refresh; short only for the fault that tests it, likewise.
         var refreshTimeout: TimeInterval = 10
         /// Whether the stored token must stay as it was. A token that is valid but already stale is
         /// still saved: its refresh token may have been rotated by the same answer.
