@@ -282,6 +282,45 @@ struct HostileTokenEndpointTests {
         }
     }
 
+    @Test(arguments: [
+        "rt%2fwith%2bslash%3d%3D~tail x", "rt%2Fwith%2Bslash==%7etail+x", "rt/with%2bslash=%3d~tail%20x",
+    ])
+    func aSecretEchoedWithLowercaseHexOrOnlyPartlyEscapedIsRedacted(echo: String) {
+        let refreshToken = "rt/with+slash==~tail x"
+        let body = #"{"error":"invalid_grant","error_description":"bad token \#(echo)!"}"#
+        let parsed = error(400, body, secrets: [refreshToken])
+        guard case .tokenEndpoint(let endpointError) = parsed else {
+            Issue.record("expected tokenEndpoint, got \(parsed)")
+            return
+        }
+        #expect(endpointError.errorDescription == "bad token [redacted]!")
+    }
+
+    @Test func textWithoutASecretIsKeptByteForByte() {
+        let redaction = SecretRedaction(secrets: ["rt-12345", "s3cret value"])
+        for text in ["", "%", "100 %", "rt-1234", "%7", "rt-1234%3", "é – 日本 🔑 rt-1234€"] {
+            #expect(redaction.redact(text) == text)
+        }
+        #expect(redaction.redact("s3cret+valu%65 🔑") == "[redacted] 🔑")
+        #expect(redaction.redact("é rt-12345é") == "é [redacted]é")
+    }
+
+    @Test func aLongSecretEchoedAsTheTokenTypeLeavesNoneOfItInTheError() {
+        let refreshToken = "RT-" + String(repeating: "abcdefghij", count: 6)
+        let basic = Data("client:\(refreshToken)".utf8).base64EncodedString()
+        for echoed in [refreshToken, "Basic " + basic, "x\\u0000" + refreshToken] {
+            #expect {
+                try TokenResponse.token(
+                    from: Data(#"{"access_token":"at","token_type":"\#(echoed)"}"#.utf8), issuedAt: received,
+                    previous: nil, secrets: [refreshToken, basic])
+            } throws: { error in
+                guard case OAuth2Error.unsupportedTokenType(let type) = error else { return false }
+                return !type.contains("abcdefgh") && !type.contains(String(basic.prefix(8)))
+                    && !error.localizedDescription.contains("abcdefgh")
+            }
+        }
+    }
+
     @Test(arguments: ["DPoP", "mac", "N_A"])
     func aTokenTypeOtherThanBearerIsRefusedByName(type: String) {
         #expect {

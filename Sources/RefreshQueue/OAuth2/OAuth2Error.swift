@@ -80,7 +80,12 @@ extension OAuth2Error: CustomStringConvertible, LocalizedError, TokenFreeError {
 
     /// At most 40 visible ASCII characters of a server's word, for a log line.
     static func printable(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.filter { (0x21...0x7E).contains($0.value) }).prefix(40))
+        String(visible(text).prefix(40))
+    }
+
+    /// The visible ASCII characters of a server's word, all of them.
+    static func visible(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.filter { (0x21...0x7E).contains($0.value) }))
     }
 }
 

@@ -35,10 +35,10 @@ enum TokenResponse {
             throw OAuth2Error.malformedResponse("token_type is missing")
         }
         guard acceptedTypes.contains(where: { $0.caseInsensitiveCompare(tokenType) == .orderedSame }) else {
-            // Made printable first, so that no secret is left split by a character that a later
-            // filtering would remove.
+            // Invisible characters go first, so that none can split a secret and hide it; the cut
+            // to 40 comes last, so that no secret longer than that is kept cut but readable.
             throw OAuth2Error.unsupportedTokenType(
-                SecretRedaction(secrets: secrets).redact(OAuth2Error.printable(tokenType)))
+                OAuth2Error.printable(SecretRedaction(secrets: secrets).redact(OAuth2Error.visible(tokenType))))
         }
         let refreshToken = (object["refresh_token"] as? String).flatMap { $0.isEmpty ? nil : $0 }
         return OAuth2Token(
