@@ -63,6 +63,14 @@ extension AuthenticationStore {
     /// ``load()``: a store that never fails to read, or cannot tell why.
     public func read() throws -> Value? { load() }
 
-    /// `nil`: a plain store is not shared with other processes.
-    public func refreshLock(timeout: TimeInterval) throws -> (any AuthenticationStoreLock)? { nil }
+    /// The store's ``CoordinatedAuthenticationStore/lock(timeout:)`` when it is a coordinated
+    /// store, else `nil`: a plain store is not shared with other processes.
+    ///
+    /// Asked when the program runs: a generic wrapper that is coordinated only when what it wraps
+    /// is (`extension Wrapper: CoordinatedAuthenticationStore where Inner: …`) has this method as
+    /// its own, whatever it wraps, and must still take the lock it forwards.
+    public func refreshLock(timeout: TimeInterval) throws -> (any AuthenticationStoreLock)? {
+        guard let coordinated = self as? any CoordinatedAuthenticationStore else { return nil }
+        return try coordinated.lock(timeout: timeout)
+    }
 }

@@ -30,6 +30,30 @@ struct FileAuthenticationStoreLockTests {
         #expect(storeTestMode(of: store.lockFileURL) == 0o600)
     }
 
+    @Test func aGenericWrapperCoordinatedOnlyWhenWhatItWrapsIsTakesTheFilesLockForARefresh() throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let file = try Store(fileURL: directory.file("auth.json"))
+        let wrapped = LoggingStore(inner: file)
+
+        let held = try file.lock(timeout: 0)
+        #expect(throws: AuthenticationStoreError.lockTimedOut(after: 0)) { try refreshLock(of: wrapped) }
+        held.unlock()
+        let lock = try refreshLock(of: wrapped)
+        #expect(lock != nil)
+        #expect(throws: AuthenticationStoreError.lockTimedOut(after: 0)) { try file.lock(timeout: 0) }
+        lock?.unlock()
+
+        let plain = LoggingStore(inner: InMemoryAuthenticationStore<StoredCredentials>())
+        #expect(try refreshLock(of: plain) == nil)
+    }
+
+    /// The lock as the library asks for it: through `AuthenticationStore` alone, as a generic
+    /// function sees a store (a direct call would pick the coordinated method at compile time).
+    private func refreshLock<Store: AuthenticationStore>(of store: Store) throws -> (any AuthenticationStoreLock)? {
+        try store.refreshLock(timeout: 0)
+    }
+
     @Test func twoStoreObjectsForTheSameFileShareOneLock() throws {
         let directory = try StoreTestDirectory()
         defer { directory.remove() }
@@ -215,4 +239,20 @@ struct FileAuthenticationStoreLockTests {
         #expect(child.terminationReason == .uncaughtSignal)
     }
     #endif
+}
+
+/// A store that wraps another, and is coordinated exactly when the store it wraps is.
+private struct LoggingStore<Inner: AuthenticationStore>: AuthenticationStore {
+    let inner: Inner
+
+    func load() -> Inner.Value? { inner.load() }
+    func read() throws -> Inner.Value? { try inner.read() }
+    func save(_ value: Inner.Value) throws { try inner.save(value) }
+    func remove() throws { try inner.remove() }
+}
+
+extension LoggingStore: CoordinatedAuthenticationStore where Inner: CoordinatedAuthenticationStore {
+    func lock(timeout: TimeInterval) throws -> any AuthenticationStoreLock {
+        try inner.lock(timeout: timeout)
+    }
 }
