@@ -220,6 +220,7 @@ struct FaultMatrixTests {
         case .unsupportedTokenType(let type): return ".unsupportedTokenType \(type)"
         case .noRefreshToken: return ".noRefreshToken"
         case .transport(let error): return ".transport URLError \(error.code.rawValue)"
+        case .insecureEndpoint(let host): return ".insecureEndpoint \(host)"
         }
     }
 

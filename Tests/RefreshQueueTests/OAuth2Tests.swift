@@ -420,3 +420,81 @@ struct OAuth2ScopeTests {
         #expect(kept.scope == "read write admin")
     }
 }
+
+@Suite("OAuth 2.0 endpoint over the network", .timeLimit(.minutes(2)))
+struct OAuth2InsecureEndpointTests {
+    @Test(arguments: [
+        ("http://auth.example.test/api/token", "auth.example.test"),
+        ("HTTP://Auth.Example.Test:8080/api/token", "auth.example.test"),
+        ("http://127.0.0.08/token", "127.0.0.08"), ("http://10.0.0.1/token", "10.0.0.1"),
+        ("ftp://auth.example.test/token", "auth.example.test"), ("file:///tmp/token", ""),
+    ])
+    func aTokenEndpointThatIsNotHTTPSIsRefusedBeforeTheSecretsAreSent(url: String, host: String) async {
+        let client = TokenEndpointClient(tokenURL: URL(string: url)!, clientID: "id", clientSecret: "secret-0123")
+        let token = OAuth2Token(accessToken: "old", refreshToken: "rt-0123", expiresIn: 3600)
+        await #expect(throws: OAuth2Error.self) {
+            do {
+                _ = try await client.refresh(token)
+            } catch let error as OAuth2Error {
+                guard case .insecureEndpoint(let refused) = error else {
+                    Issue.record("expected insecureEndpoint, got \(error)")
+                    throw error
+                }
+                #expect(refused.lowercased() == host)
+                #expect(!error.description.contains("secret-0123") && !error.description.contains("rt-0123"))
+                throw error
+            }
+        }
+        await #expect(throws: OAuth2Error.self) {
+            _ = try await client.exchange(code: "code-0123", redirectURI: "app://callback")
+        }
+    }
+
+    @Test func aDevelopmentServerOnPlainHTTPIsReachedOnlyWhenTheAppSaysSo() async {
+        let token = OAuth2Token(accessToken: "old", refreshToken: "rt-0123", expiresIn: 3600)
+        let url = URL(string: "http://dev.invalid:8080/token")!
+        let strict = TokenEndpointClient(
+            tokenURL: url, clientID: "id", clientSecret: "secret-0123", requestTimeout: 5)
+        await #expect {
+            try await strict.refresh(token)
+        } throws: { error in
+            guard case OAuth2Error.insecureEndpoint("dev.invalid") = error else { return false }
+            return true
+        }
+        var allowing = strict
+        allowing.allowsPlainHTTP = true
+        do {
+            _ = try await allowing.refresh(token)
+            Issue.record("a host under .invalid cannot answer")
+        } catch OAuth2Error.transport {
+            // Sent, and no such host: what a development server that is down looks like.
+        } catch {
+            Issue.record("expected a transport error, got \(error)")
+        }
+        let file = TokenEndpointClient(
+            tokenURL: URL(string: "file:///tmp/token")!, clientID: "id", allowsPlainHTTP: true)
+        await #expect {
+            try await file.refresh(token)
+        } throws: { error in
+            guard case OAuth2Error.insecureEndpoint("") = error else { return false }
+            return true
+        }
+    }
+
+    @Test func plainHTTPToThisMachineIsAllowed() async throws {
+        let server = try LoopbackServer { _ in
+            .answer(
+                status: 200, headers: ["Content-Type": "application/json"],
+                body: Data(#"{"access_token":"new","token_type":"Bearer","expires_in":3600}"#.utf8))
+        }
+        defer { server.stop() }
+        for host in ["127.0.0.1", "localhost"] {
+            var components = URLComponents(url: server.baseURL, resolvingAgainstBaseURL: false)!
+            components.host = host
+            components.path = "/token"
+            let client = TokenEndpointClient(tokenURL: components.url!, clientID: "id", clientSecret: "secret-0123")
+            let fresh = try await client.refresh(OAuth2Token(accessToken: "old", refreshToken: "rt-0123"))
+            #expect(fresh.accessToken == "new")
+        }
+    }
+}

@@ -34,6 +34,10 @@ public enum OAuth2Error: Error, Sendable {
     /// its code only, not the session's details, which name the token URL (whose query or user
     /// part may carry a credential).
     case transport(URLError)
+    /// The token endpoint is not reached over https (or over plain http on this machine), so the
+    /// client secret and the refresh token would cross the network readable by anyone on the way
+    /// (RFC 6749 §3.2 requires TLS). Nothing was sent. Holds the endpoint's host.
+    case insecureEndpoint(host: String)
 }
 
 extension OAuth2Error: RefreshFailure {
@@ -43,7 +47,8 @@ extension OAuth2Error: RefreshFailure {
         switch self {
         case .tokenEndpoint(let error): return error.code == .invalidGrant
         case .noRefreshToken: return true
-        case .server, .malformedResponse, .responseTooLarge, .unsupportedTokenType, .transport: return false
+        case .server, .malformedResponse, .responseTooLarge, .unsupportedTokenType, .transport, .insecureEndpoint:
+            return false
         }
     }
 }
@@ -72,6 +77,9 @@ extension OAuth2Error: CustomStringConvertible, LocalizedError, TokenFreeError {
             return "There is no refresh token; the user needs to log in again."
         case .transport(let error):
             return "The token endpoint could not be reached (URLError \(error.code.rawValue))."
+        case .insecureEndpoint(let host):
+            return
+                "The token endpoint at \"\(Self.printable(host))\" is not reached over https; nothing was sent to it."
         }
     }
 

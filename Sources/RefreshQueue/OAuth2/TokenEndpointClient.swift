@@ -19,6 +19,9 @@ import FoundationNetworking
 /// says. A successful answer must carry `access_token` and `token_type`; a new `refresh_token`
 /// replaces the old one and a missing one keeps it (RFC 6749 §6). Answers larger than 1 MiB are
 /// refused. Every request ends within ``requestTimeout``, however slowly the server answers.
+/// A `tokenURL` that is not https (plain http only to this machine: `localhost`, 127.0.0.0/8,
+/// `::1`, unless ``allowsPlainHTTP``) fails every grant with ``OAuth2Error/insecureEndpoint(host:)``
+/// before anything is sent.
 /// Errors are ``OAuth2Error``s (or `CancellationError` when the calling task is cancelled).
 /// Printing the client never shows its secret.
 public struct TokenEndpointClient: Sendable {
@@ -63,6 +66,11 @@ public struct TokenEndpointClient: Sendable {
     /// ``RefreshingRequestClosure``, the request also ends before the closure would abandon the
     /// refresh, so a refresh through the built-in client always ends, with its result or an error.
     public var requestTimeout: TimeInterval
+    /// Whether a `tokenURL` on plain `http` to another machine is sent to (default `false`): the
+    /// client secret and the refresh token then travel unencrypted. For a development server on a
+    /// private network; never in production. Without it, such a `tokenURL` fails every grant with
+    /// ``OAuth2Error/insecureEndpoint(host:)`` before anything is sent.
+    public var allowsPlainHTTP: Bool
 
     /// The largest token response read.
     static let maximumResponseSize = 1 << 20
@@ -78,6 +86,7 @@ public struct TokenEndpointClient: Sendable {
         session: URLSession = TokenEndpointClient.defaultSession,
         requestTimeout: TimeInterval = 30,
         acceptedTokenTypes: [String] = ["Bearer"],
+        allowsPlainHTTP: Bool = false,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.tokenURL = tokenURL
@@ -90,6 +99,7 @@ public struct TokenEndpointClient: Sendable {
         self.transport = TokenTransport(session)
         self.requestTimeout = requestTimeout.isFinite && requestTimeout > 0 ? requestTimeout : 30
         self.acceptedTokenTypes = acceptedTokenTypes
+        self.allowsPlainHTTP = allowsPlainHTTP
         self.now = now
     }
 
@@ -175,6 +185,10 @@ public struct TokenEndpointClient: Sendable {
         _ grant: [(String, String)], secrets: [String], previous: OAuth2Token?, requestedScope: String? = nil,
         deadline: DispatchTime?
     ) async throws -> OAuth2Token {
+        // The client secret and the refresh token go only where nobody on the way can read them.
+        guard let origin = Origin(tokenURL), origin.isSecure || (allowsPlainHTTP && origin.scheme == "http") else {
+            throw OAuth2Error.insecureEndpoint(host: tokenURL.host ?? "")
+        }
         let request = makeRequest(grant)
         var end = DispatchTime.after(seconds: requestTimeout)
         if let deadline, deadline < end { end = deadline }
