@@ -178,3 +178,49 @@ private func blackHoleWork() {
     for _ in 0..<200 { sum += ProcessInfo.processInfo.systemUptime }
     precondition(sum.isFinite)
 }
+
+/// Completions are user code, and so is the `deinit` of what they captured: neither may run under
+/// the closure's lock, or one that calls back into the closure waits on a lock its own thread holds.
+@Suite("What a completion captured is released outside the closure's lock", .timeLimit(.minutes(2)))
+struct CapturedReleaseTests {
+    /// Calls back into the closure, from another thread, when it is released, and records whether
+    /// that call got through while the release was still under way.
+    private final class CallsBackWhenReleased: Sendable {
+        let closure: Closure
+        let calledBack: Completions<Bool>
+
+        init(closure: Closure, calledBack: Completions<Bool>) {
+            self.closure = closure
+            self.calledBack = calledBack
+        }
+
+        deinit {
+            let done = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async { [closure] in
+                closure.invalidate()
+                done.signal()
+            }
+            calledBack.record(0, done.wait(timeout: .now() + 5) == .success)
+        }
+    }
+
+    @Test func aRequestAnsweredWhileAnotherIsBeingDeliveredReleasesItsCapturesOutsideTheLock() async {
+        let service = TokenService()
+        // A refresh ahead may not use up the only refresh of the window: none starts.
+        service.store(service.authentication("ageing", recommended: true))
+        let closure = Closure.make(service, refreshWindow: RefreshWindow(maximumRefreshes: 1, interval: 60))
+        let calledBack = Completions<Bool>()
+        let first = Completions<Result<URLRequest, any Error>>()
+        closure.authorize(makeRequest()) { result in
+            // Answered while this completion runs, so delivered after it, by the same thread.
+            let captured = CallsBackWhenReleased(closure: closure, calledBack: calledBack)
+            closure.refreshIfNeeded { _ in withExtendedLifetime(captured) {} }
+            first.record(0, result)
+        }
+        await first.wait(for: 1)
+        await calledBack.wait(for: 1)
+        #expect(
+            calledBack.results[0] == true, "the closure's lock was held while a completion's captures were released")
+        #expect(service.refreshCount == 0)
+    }
+}

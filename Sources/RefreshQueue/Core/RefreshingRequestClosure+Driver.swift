@@ -164,7 +164,8 @@ extension RefreshingRequestClosure {
     /// group (`byPump`: the pump handed it out).
     private func answer(_ answers: Machine.Answers, byPump: Bool) -> Bool {
         let stopped = deliver(answers, byPump: byPump)
-        while let next = machine.withLock({ $0.delivered() }) {
+        // The group delivered leaves the lock with `done`, and is released here, outside it.
+        while let next = machine.withLock({ $0.delivered() }).next {
             deliver(next, byPump: false)
         }
         return stopped

@@ -82,7 +82,7 @@ public enum StateMachineWorkload {
         sink += answers.waiters.count
         answered += answers.waiters.count
         let stopped = machine.answered(answers.waiters.count, byPump: true)
-        while let next = machine.delivered() {
+        while let next = machine.delivered().next {
             sink += next.waiters.count
             answered += next.waiters.count
             machine.answered(next.waiters.count)

@@ -73,4 +73,32 @@ struct MachineReleaseTests {
         #expect(actions == nil)
         #expect(watched == nil, "still held after \(event) and its actions")
     }
+
+    /// A group answered while another was being delivered waits for the deliverer; once it is
+    /// delivered, the machine hands it back with the next one instead of releasing it: its
+    /// completions hold the app's objects (a callback's captures), whose `deinit` is user code.
+    @Test func aDeliveredGroupLeavesTheMachineWithItsCompletions() {
+        weak var watched: Watched?
+        var delivery = Machine.Delivery.idle
+        do {
+            let object = Watched()
+            watched = object
+            let first = Waiter.request(ticket: 1)
+            let second = Waiter(
+                request: URLRequest(url: URL(fileURLWithPath: "/")),
+                completion: { _ in withExtendedLifetime(object) {} }, ticket: 2, arrivedAt: 0,
+                rejectedGeneration: nil, kind: .request)
+            _ = delivery.handOut(Machine.Answers(waiters: [first], outcome: .fail(.cancelled)))
+            #expect(delivery.handOut(Machine.Answers(waiters: [second], outcome: .fail(.cancelled))) == nil)
+        }
+        var handed: (next: Machine.Answers?, done: Machine.Answers?)? = delivery.next()
+        #expect(handed?.next?.waiters.map(\.ticket) == [2])
+        handed = nil
+        #expect(watched != nil, "the group being delivered is the machine's to keep")
+        handed = delivery.next()
+        #expect(handed?.next == nil && !delivery.isBusy)
+        #expect(watched != nil, "released inside the machine, under the closure's lock")
+        handed = nil
+        #expect(watched == nil, "still held once the delivered group was let go of")
+    }
 }

@@ -432,7 +432,7 @@ private struct ModelWorld {
             }
             return
         }
-        guard let next = machine.delivered() else {
+        guard let next = machine.delivered().next else {
             if !deferredGroups.isEmpty { failure = "delivery ended with groups still deferred" }
             delivery = nil
             if current.onPump, pumpStops {

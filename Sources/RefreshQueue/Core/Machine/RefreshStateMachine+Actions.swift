@@ -231,16 +231,16 @@ extension RefreshStateMachine {
         }
 
         /// The deliverer is done with its group: the next one waiting for it, or `nil` (and idle)
-        /// when none is left.
-        mutating func next() -> Answers? {
-            guard case .busy(_, var deferred, let inOrder) = self, !deferred.isEmpty else {
-                self = .idle
-                return nil
-            }
+        /// when none is left; and the group just delivered, handed back rather than released
+        /// here, under the closure's lock: its completions may hold the last references to the
+        /// app's objects, whose `deinit` is user code.
+        mutating func next() -> (next: Answers?, done: Answers?) {
+            guard case .busy(let current, var deferred, let inOrder) = self else { return (nil, nil) }
             self = .idle  // as in `handOut(_:)`
+            guard !deferred.isEmpty else { return (nil, current) }
             let next = deferred.removeFirst()
             self = .busy(current: next, deferred: deferred, inOrder: inOrder || deferred.isEmpty)
-            return next
+            return (next, current)
         }
     }
 }

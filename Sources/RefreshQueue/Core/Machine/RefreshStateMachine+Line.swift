@@ -135,10 +135,11 @@ extension RefreshStateMachine {
     }
 
     /// The group being delivered has been delivered, its last completion included: the next
-    /// group handed out meanwhile, for the same deliverer, or `nil` when none is left. Delivering
-    /// one group at a time keeps completions in arrival order and never runs two at once, whoever
+    /// group handed out meanwhile, for the same deliverer, or `nil` when none is left; and the
+    /// group delivered, for the caller to let go of outside the closure's lock. Delivering one
+    /// group at a time keeps completions in arrival order and never runs two at once, whoever
     /// answers: the pump, a timer, a refresh that ended.
-    mutating func delivered() -> Answers? {
+    mutating func delivered() -> (next: Answers?, done: Answers?) {
         delivery.next()
     }
 
