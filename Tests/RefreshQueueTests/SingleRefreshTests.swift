@@ -296,6 +296,37 @@ struct RefreshAheadTests {
         #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-3")
     }
 
+    @Test func aRefreshAheadThatRequestsWaitedForFailsAsANeededOneWhenOnlyALoginHelps() async throws {
+        struct Revoked: Error, RefreshFailure {
+            var requiresReauthentication: Bool { true }
+        }
+        let service = TokenService(behavior: .hold)
+        let age = Protected(Age.recommended)
+        let finds = Protected(0)
+        let events = EventLog()
+        let closure = RefreshingRequestClosure<AgeingAuthentication>(
+            options: .init(refreshTimeout: 0.2, onEvent: { events.append($0) }),
+            find: {
+                finds.withLock { $0 += 1 }
+                return AgeingAuthentication(accessToken: "current", age: age, service: service)
+            })
+        _ = try await closure.authorize(makeRequest())
+        await service.started.wait(for: 1)
+        // The token is needed now: a request joins the refresh ahead and times out waiting for it.
+        age.withLock { $0 = .needed }
+        await #expect(throws: RefreshQueueError.refreshTimedOut) { try await closure.authorize(makeRequest()) }
+        service.completePending(with: .failure(Revoked()))
+        await events.wait(forEventStartingWith: "refresh failed")
+        #expect(events.count("refresh ahead failed") == 0)
+        // The revoked login's token is forgotten: the next request asks `find()` again instead of
+        // refreshing the dead grant once more.
+        age.withLock { $0 = .fresh }
+        let next = try await closure.authorize(makeRequest())
+        #expect(next.value(forHTTPHeaderField: "Authorization") == "Bearer current")
+        #expect(finds.withLock { $0 } == 2)
+        #expect(service.refreshCount == 1)
+    }
+
     @Test func whenTheTokenBecomesNeededDuringARefreshAheadRequestsWaitForThatSameRefresh() async throws {
         let service = TokenService(behavior: .hold)
         let age = Protected(Age.recommended)

@@ -91,7 +91,7 @@ extension RefreshStateMachine {
                 }
                 actions.events.append(.requestsResumed(waiting: waiting))
                 releaseHold(now: now, into: &actions)
-            } else if attempt.ahead && onTime {
+            } else if attempt.ahead && onTime && !attempt.requestsTimedOut {
                 // Nobody waited: the current token stays in use; try again later.
                 if current { backOffAhead(requiresReauthentication: failure.requiresReauthentication, now: now) }
                 actions.events.append(
@@ -151,6 +151,7 @@ extension RefreshStateMachine {
             // result late.
             let heldByRefresh = (linePhase == .held && !expired.isEmpty) || !expiredProbes.isEmpty
             if heldByRefresh { refresh?.waitersTimedOut = true }
+            if linePhase == .held, !expired.isEmpty { refresh?.requestsTimedOut = true }
             let waited = heldByRefresh ? refresh.map { now - $0.startedAt } ?? timeout : timeout
             actions.events.append(.refreshTimedOut(after: waited))
             var all = expired + expiredProbes

@@ -158,6 +158,9 @@ extension RefreshStateMachine {
         let refreshedHeader: String?
         /// Some of its waiters timed out: a success is adopted late.
         var waitersTimedOut = false
+        /// Some requests that the line held for it timed out: a refresh ahead that requests
+        /// joined once the token was needed, then fails, fails as a needed refresh does.
+        var requestsTimedOut = false
     }
 
     struct Approval: Sendable {
