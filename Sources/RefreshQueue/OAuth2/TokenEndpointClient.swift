@@ -43,7 +43,8 @@ public struct TokenEndpointClient: Sendable {
     /// so that whatever this session does, they never follow a redirect (which would carry the
     /// client secret and refresh token to another address), never buffer more than the 1 MiB a
     /// token response may take, and never hang on a refused client secret. Server-trust
-    /// challenges still go to this session's delegate, so certificate pinning applies.
+    /// challenges still go to this session's delegate, to its session-level
+    /// `urlSession(_:didReceive:completionHandler:)`, so certificate pinning done there applies.
     public var session: URLSession {
         didSet { transport = TokenTransport(session) }
     }

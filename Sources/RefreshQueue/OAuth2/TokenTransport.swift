@@ -21,8 +21,8 @@ import FoundationNetworking
 /// - **Refused client credentials end.** An HTTP authentication challenge (a token endpoint's
 ///   `WWW-Authenticate: Basic` for a wrong secret) is refused at once instead of hanging Linux's
 ///   URLSession; the client reports it as `invalid_client`. Server-trust challenges go to the app
-///   session's delegate, if it has one (certificate pinning keeps working), else get the default
-///   handling.
+///   session delegate's session-level method, if it has one (pinning done there keeps working),
+///   else get the default handling.
 final class TokenTransport: Sendable {
     /// The session the app gave; only its configuration and delegate are used.
     let appSession: URLSession
