@@ -106,16 +106,25 @@ enum StoreFileSystem {
         synchronizeDirectory(paths.directory)
     }
 
+    /// How long a temporary file stays untouched before a writer that cannot be found is taken
+    /// for dead: a save takes milliseconds, and a writer in another process-ID space (another
+    /// container sharing the volume) cannot be found even while it writes.
+    static let abandonedTemporaryFileAge: TimeInterval = 60
+
     /// Deletes the temporary files that writers of `paths.file` left behind when they were killed
-    /// mid-save (their process no longer exists); returns how many. Those of live processes, this
-    /// one included, are theirs to finish.
-    static func removeAbandonedTemporaryFiles(_ paths: FileStorePaths) -> Int {
+    /// mid-save (their process no longer exists, and the file is over a minute old); returns how
+    /// many. Those of live processes, this one included, are theirs to finish.
+    static func removeAbandonedTemporaryFiles(_ paths: FileStorePaths, now: Date = Date()) -> Int {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: paths.directory) else { return 0 }
         var removed = 0
         let prefix = paths.directory == "/" ? "/" : paths.directory + "/"
         for entry in entries {
             guard let writer = paths.writer(ofTemporaryFile: entry), writer > 0, writer != getpid() else { continue }
             guard kill(writer, 0) != 0, errno == ESRCH else { continue }
+            let modified = (try? FileManager.default.attributesOfItem(atPath: prefix + entry))?[.modificationDate]
+            guard let modified = modified as? Date,
+                now.timeIntervalSince(modified) >= abandonedTemporaryFileAge
+            else { continue }
             if unlink(prefix + entry) == 0 { removed += 1 }
         }
         return removed

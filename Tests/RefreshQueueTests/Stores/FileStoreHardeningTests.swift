@@ -60,14 +60,21 @@ struct FileStoreHardeningTests {
         let leftovers = [".auth.json.\(dead)-1a2b3c.tmp", ".auth.json.\(dead)-4d5e6f.tmp"]
         // A writer still at work (this process's parent stands in for it), and unrelated files.
         let live = [".auth.json.\(getppid())-777.tmp", ".other.json.\(dead)-1.tmp", "notes.txt"]
-        for name in leftovers + live {
+        // And one whose writer cannot be found but wrote a moment ago: one in another container,
+        // whose process IDs this process cannot see.
+        let recent = ".auth.json.\(dead)-9a9b9c.tmp"
+        for name in leftovers + live + [recent] {
             try Data("partial".utf8).write(to: directory.file(name))
+            if name != recent {
+                try FileManager.default.setAttributes(
+                    [.modificationDate: Date(timeIntervalSinceNow: -61)], ofItemAtPath: directory.file(name).path)
+            }
         }
         try store.save(.sample())
 
         let entries = try directory.entries()
         #expect(entries.filter { leftovers.contains($0) }.isEmpty)
-        #expect(live.allSatisfy(entries.contains))
+        #expect((live + [recent]).allSatisfy(entries.contains))
         #expect(log.events.contains(.abandonedTemporaryFilesRemoved(store.fileURL, count: 2)))
         #expect(store.load() == .sample())
     }
