@@ -403,11 +403,7 @@ func tokenEndpointError(_ status: Int, _ body: String, headers: [String: String]
 struct OAuth2ScopeTests {
     @Test func anAnswerWithoutScopeHasTheScopeTheRefreshAskedForOrElseTheOneGrantedBefore() async throws {
         // RFC 6749 §5.1: `scope` may be left out only when it is the one requested.
-        let server = try LoopbackServer { _ in
-            .answer(
-                status: 200, headers: ["Content-Type": "application/json"],
-                body: Data(#"{"access_token":"new","token_type":"Bearer","expires_in":3600}"#.utf8))
-        }
+        let server = try LoopbackServer.issuingANewToken()
         defer { server.stop() }
         let client = TokenEndpointClient(
             tokenURL: server.baseURL.appendingPathComponent("token"), clientID: "id", clientSecret: "secret-0123")
@@ -482,11 +478,7 @@ struct OAuth2InsecureEndpointTests {
     }
 
     @Test func plainHTTPToThisMachineIsAllowed() async throws {
-        let server = try LoopbackServer { _ in
-            .answer(
-                status: 200, headers: ["Content-Type": "application/json"],
-                body: Data(#"{"access_token":"new","token_type":"Bearer","expires_in":3600}"#.utf8))
-        }
+        let server = try LoopbackServer.issuingANewToken()
         defer { server.stop() }
         for host in ["127.0.0.1", "localhost"] {
             var components = URLComponents(url: server.baseURL, resolvingAgainstBaseURL: false)!
@@ -495,6 +487,17 @@ struct OAuth2InsecureEndpointTests {
             let client = TokenEndpointClient(tokenURL: components.url!, clientID: "id", clientSecret: "secret-0123")
             let fresh = try await client.refresh(OAuth2Token(accessToken: "old", refreshToken: "rt-0123"))
             #expect(fresh.accessToken == "new")
+        }
+    }
+}
+
+extension LoopbackServer {
+    /// A token endpoint that answers every request with the access token `new`, for an hour.
+    static func issuingANewToken() throws -> LoopbackServer {
+        try LoopbackServer { _ in
+            .answer(
+                status: 200, headers: ["Content-Type": "application/json"],
+                body: Data(#"{"access_token":"new","token_type":"Bearer","expires_in":3600}"#.utf8))
         }
     }
 }
