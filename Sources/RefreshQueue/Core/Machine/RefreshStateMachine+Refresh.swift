@@ -91,7 +91,7 @@ extension RefreshStateMachine {
                 }
                 actions.events.append(.requestsResumed(waiting: waiting))
                 releaseHold(now: now, into: &actions)
-            } else if attempt.ahead && onTime && !attempt.requestsTimedOut {
+            } else if attempt.ahead && onTime && attempt.timedOut != .requests {
                 // Nobody waited: the current token stays in use; try again later.
                 if current { backOffAhead(requiresReauthentication: failure.requiresReauthentication, now: now) }
                 actions.events.append(
@@ -150,8 +150,11 @@ extension RefreshStateMachine {
             // Only waiters held by the refresh (not by a slow `find()` or freshness read) make its
             // result late.
             let heldByRefresh = (linePhase == .held && !expired.isEmpty) || !expiredProbes.isEmpty
-            if heldByRefresh { refresh?.waitersTimedOut = true }
-            if linePhase == .held, !expired.isEmpty { refresh?.requestsTimedOut = true }
+            if linePhase == .held, !expired.isEmpty {
+                refresh?.timedOut = .requests
+            } else if !expiredProbes.isEmpty, refresh?.timedOut == Attempt.TimedOut.none {
+                refresh?.timedOut = .probes
+            }
             let waited = heldByRefresh ? refresh.map { now - $0.startedAt } ?? timeout : timeout
             actions.events.append(.refreshTimedOut(after: waited))
             var all = expired + expiredProbes

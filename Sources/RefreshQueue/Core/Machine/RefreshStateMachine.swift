@@ -156,11 +156,20 @@ extension RefreshStateMachine {
         /// The header value of the authentication it refreshes: one found again after
         /// ``RefreshStateMachine/invalidate(now:)`` that carries it is the very one refreshed.
         let refreshedHeader: String?
+        /// Which of its waiters timed out, if any.
+        var timedOut = TimedOut.none
         /// Some of its waiters timed out: a success is adopted late.
-        var waitersTimedOut = false
-        /// Some requests that the line held for it timed out: a refresh ahead that requests
-        /// joined once the token was needed, then fails, fails as a needed refresh does.
-        var requestsTimedOut = false
+        var waitersTimedOut: Bool { timedOut != .none }
+
+        /// Which waiters of a refresh timed out.
+        enum TimedOut: Sendable {
+            case none
+            /// Only `refreshIfNeeded` probes: nobody needed the token.
+            case probes
+            /// Requests the line held for it: a refresh ahead that they joined once the token was
+            /// needed, then fails, fails as a needed refresh does.
+            case requests
+        }
     }
 
     struct Approval: Sendable {
