@@ -157,7 +157,7 @@ struct FaultMatrixTests {
             }
         case .reLogin:
             #expect(failures.count == Self.requests)
-            #expect(failures.allSatisfy { ($0 as? RefreshQueueError)?.requiresReauthentication == true })
+            #expect(failures.allSatisfy { ($0 as? any RefreshFailure)?.requiresReauthentication == true })
             #expect(store.load() == nil, "\(fault.name): the dead token was kept")
         case .succeeds:
             #expect(results.allSatisfy { (try? $0.get()) == 200 }, "\(fault.name): not every request got a 200")
@@ -200,8 +200,7 @@ struct FaultMatrixTests {
     private static func describe(_ result: Result<Int, any Error>) -> String {
         switch result {
         case .success(let status): return "HTTP \(status)"
-        case .failure(RefreshQueueError.refreshFailed(let underlying as OAuth2Error)):
-            return "refreshFailed(\(describe(underlying)))"
+        case .failure(let underlying as OAuth2Error): return describe(underlying)
         case .failure(RefreshQueueError.refreshTimedOut): return "refreshTimedOut"
         case .failure(RefreshQueueError.excessiveRefresh): return "excessiveRefresh"
         case .failure(RefreshQueueError.notAuthenticated): return "notAuthenticated"
@@ -247,7 +246,7 @@ struct FaultMatrixTests {
         }
         @Sendable func server(_ status: Int, retryAfter expected: ClosedRange<TimeInterval>?) -> Outcome {
             .fails { error in
-                guard case RefreshQueueError.refreshFailed(OAuth2Error.server(status, let retryAfter)) = error else {
+                guard case OAuth2Error.server(status, let retryAfter) = error else {
                     // Requests arriving during the Retry-After fail the same way, at once.
                     return false
                 }
@@ -256,11 +255,11 @@ struct FaultMatrixTests {
             }
         }
         let malformed: @Sendable (any Error) -> Bool = { error in
-            guard case RefreshQueueError.refreshFailed(OAuth2Error.malformedResponse) = error else { return false }
+            guard case OAuth2Error.malformedResponse = error else { return false }
             return true
         }
         let transport: @Sendable (any Error) -> Bool = { error in
-            guard case RefreshQueueError.refreshFailed(OAuth2Error.transport) = error else { return false }
+            guard case OAuth2Error.transport = error else { return false }
             return true
         }
         /// An HTTP-date `seconds` from the moment the fault is answered.
@@ -292,7 +291,7 @@ struct FaultMatrixTests {
             Fault(
                 name: "invalid_client", reply: { _ in json(400, #"{"error":"invalid_client"}"#) },
                 outcome: .fails { error in
-                    guard case RefreshQueueError.refreshFailed(OAuth2Error.tokenEndpoint(let answer)) = error else {
+                    guard case OAuth2Error.tokenEndpoint(let answer) = error else {
                         return false
                     }
                     return answer.code == .invalidClient
@@ -304,7 +303,7 @@ struct FaultMatrixTests {
             Fault(
                 name: "token_type DPoP", reply: altered { $0["token_type"] = "DPoP" },
                 outcome: .fails { error in
-                    guard case RefreshQueueError.refreshFailed(OAuth2Error.unsupportedTokenType("DPoP")) = error else {
+                    guard case OAuth2Error.unsupportedTokenType("DPoP") = error else {
                         return false
                     }
                     return true
@@ -340,7 +339,7 @@ struct FaultMatrixTests {
             Fault(
                 name: "a 50 MB body", reply: { _ in .huge(bytes: 50 << 20) },
                 outcome: .fails { error in
-                    guard case RefreshQueueError.refreshFailed(OAuth2Error.responseTooLarge) = error else {
+                    guard case OAuth2Error.responseTooLarge = error else {
                         return false
                     }
                     return true

@@ -154,7 +154,7 @@ struct SharedTokenFileTests {
                             URLRequest(url: fixture.stub.baseURL.appendingPathComponent("v1/me")))
                         return false
                     } catch {
-                        return (error as? RefreshQueueError)?.requiresReauthentication == true
+                        return (error as? any RefreshFailure)?.requiresReauthentication == true
                     }
                 }
             }

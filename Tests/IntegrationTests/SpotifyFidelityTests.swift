@@ -88,7 +88,7 @@ struct SpotifyFidelityTests {
         #expect(refusals.duplicates.isEmpty)
         for index in 0..<5 {
             guard
-                case .failure(RefreshQueueError.refreshFailed(OAuth2Error.tokenEndpoint(let answer))) =
+                case .failure(OAuth2Error.tokenEndpoint(let answer)) =
                     refusals.results[index], answer.status == 429, answer.retryAfter == 1
             else {
                 Issue.record("request \(index): \(String(describing: refusals.results[index]?.map(\.url)))")
@@ -149,7 +149,7 @@ struct SpotifyFidelityTests {
             await #expect {
                 _ = try await second.authorize(me)
             } throws: { error in
-                (error as? RefreshQueueError)?.requiresReauthentication == true
+                (error as? any RefreshFailure)?.requiresReauthentication == true
             }
         }
         #expect(calls.current == 1)

@@ -268,7 +268,7 @@ struct ArticleClaimTests {
             return
         }
         if reason == "Retry-After" {
-            #expect(error as? RefreshQueueError == .refreshFailed(Throttled()))
+            #expect(error is Throttled)
         } else {
             #expect(error as? RefreshQueueError == .excessiveRefresh)
         }

@@ -90,8 +90,9 @@ struct OptionsTests {
         service.store(service.authentication("expired", stale: true))
         let clock = ManualClock()
         let closure = Closure(options: .init(clock: clock.now), find: service.find)
-        await #expect(throws: RefreshQueueError.self) { try await closure.authorize(makeRequest()) }
-        await #expect(throws: RefreshQueueError.self) { try await closure.authorize(makeRequest()) }
+        let throttled = OAuth2Error.server(status: 503, retryAfter: 60)
+        await #expect(throws: throttled) { try await closure.authorize(makeRequest()) }
+        await #expect(throws: throttled) { try await closure.authorize(makeRequest()) }
         // The server asked for a minute; no wall clock passes one here, only the injected clock.
         #expect(service.refreshCount == 1)
         service.setBehavior(.succeed)

@@ -105,10 +105,10 @@ struct PromiseTests {
         service.store(service.authentication("expired", stale: true))
         let clock = ManualClock()
         let closure = Closure.make(service, refreshWindow: .unlimited, clock: clock)
-        await #expect(throws: RefreshQueueError.self) { try await closure.authorize(makeRequest()) }
+        await #expect(throws: TokenEndpointRetryAfter.self) { try await closure.authorize(makeRequest()) }
         // Until the server's time (a day at most), no refresh: the same error at once.
         clock.advance(by: min(retryAfter, 86_400) - 1)
-        await #expect(throws: RefreshQueueError.self) { try await closure.authorize(makeRequest()) }
+        await #expect(throws: TokenEndpointRetryAfter.self) { try await closure.authorize(makeRequest()) }
         #expect(service.refreshCount == 1)
         clock.advance(by: 2)
         service.setBehavior(.succeed)

@@ -28,9 +28,10 @@ struct ReadmeClaimTests {
         static func find() -> QuotingAuthentication? { nil }
     }
 
-    /// README, "What it never does": "never prints a token: its errors and events, and what its
-    /// types show in descriptions and `dump`, are free of them."
-    @Test func neitherTheErrorNorTheEventOfAFailedRefreshShowsATokenInDump() async throws {
+    /// README, "What it never does": "never prints a token: its own errors and events, and what
+    /// its types show in descriptions and `dump`, are free of them", and "Errors": a failed
+    /// refresh fails the requests with the error `refresh()` failed with, unchanged.
+    @Test func theEventOfAFailedRefreshShowsNoTokenAndTheRequestGetsTheRefreshsOwnError() async throws {
         let secret = "refresh-secret-4711"
         let events = Protected<[RefreshEvent]>([])
         let closure = RefreshingRequestClosure<QuotingAuthentication>(
@@ -42,16 +43,21 @@ struct ReadmeClaimTests {
         } catch {
             thrown = error
         }
-        let error = try #require(thrown as? RefreshQueueError)
-        var printed = [String(describing: error), String(reflecting: error), error.localizedDescription]
-        var dumped = ""
-        dump(error, to: &dumped)
-        printed.append(dumped)
+        let error = try #require(thrown as? RefreshRejected)
+        #expect(error.refreshToken == secret)
+        var printed: [String] = []
         for event in events.current {
             var dumpedEvent = ""
             dump(event, to: &dumpedEvent)
             printed += [String(describing: event), String(reflecting: event), dumpedEvent]
         }
+        #expect(
+            events.current.contains { event in
+                guard case .refreshFailed(.refreshFailed(let carried as RefreshRejected), _) = event else {
+                    return false
+                }
+                return carried.refreshToken == secret
+            }, "expected an event that carries the refresh's error")
         for text in printed {
             #expect(!text.contains(secret), "a token in: \(text)")
             #expect(!text.contains("access-secret-0815"), "a token in: \(text)")

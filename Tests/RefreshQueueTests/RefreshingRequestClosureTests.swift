@@ -171,11 +171,8 @@ struct RefreshingRequestClosureTests {
         service.completePending(with: .failure(ExampleError(code: 400)))
         await results.wait(for: 1_000)
         for result in results.results.values {
-            guard case .refreshFailed(let underlying) = result.refreshQueueError else {
-                Issue.record("expected refreshFailed, got \(result)")
-                continue
-            }
-            #expect(underlying as? ExampleError == ExampleError(code: 400))
+            // The refresh's own error, as it failed: not wrapped, not replaced.
+            #expect(result.failure as? ExampleError == ExampleError(code: 400), "got \(result)")
         }
         #expect(service.refreshCount == 1)
 
@@ -292,7 +289,7 @@ struct RefreshingRequestClosureTests {
             await #expect {
                 try await closure.authorize(makeRequest())
             } throws: { error in
-                (error as? RefreshQueueError)?.name == "refreshFailed"
+                error is URLError
             }
         }
         service.setBehavior(.succeed)
@@ -385,8 +382,11 @@ struct RefreshingRequestClosureTests {
         await results.wait(for: 10_000)
         #expect(results.duplicates.isEmpty)
         #expect(service.refreshCount == 1)
-        let outcomes = Set(results.results.values.compactMap { $0.refreshQueueError?.name })
-        #expect(outcomes.isSubset(of: ["cancelled", "refreshFailed"]))
+        let outcomes = Set(
+            results.results.values.map { result in
+                result.refreshQueueError?.name ?? (result.failure is ExampleError ? "the refresh's error" : "\(result)")
+            })
+        #expect(outcomes.isSubset(of: ["cancelled", "the refresh's error"]))
     }
 
     // MARK: - Events
@@ -548,8 +548,7 @@ struct RetryAfterTests {
             await #expect {
                 try await closure.authorize(makeRequest())
             } throws: { error in
-                guard case RefreshQueueError.refreshFailed(let underlying) = error else { return false }
-                return underlying is PleaseWait
+                error is PleaseWait
             }
         }
         #expect(service.refreshCount == 1)
@@ -567,7 +566,7 @@ struct RetryAfterTests {
             let clock = ManualClock()
             let closure = Closure.make(service, refreshWindow: .unlimited, clock: clock)
             for _ in 0..<2 {
-                await #expect(throws: RefreshQueueError.self) { try await closure.authorize(makeRequest()) }
+                await #expect(throws: AskingForever.self) { try await closure.authorize(makeRequest()) }
             }
             #expect(service.refreshCount == refreshes, "Retry-After \(delay)")
             guard delay.isInfinite else { continue }
@@ -619,10 +618,7 @@ struct ReentrantUserCodeTests {
         box.withLock { $0 = closure }
         let completions = Completions<Bool>()
         closure.authorize(makeRequest()) { result in
-            guard case .failure(RefreshQueueError.refreshFailed(let underlying)) = result else {
-                return completions.record(0, false)
-            }
-            completions.record(0, underlying is ReentrantFailure)
+            completions.record(0, result.failure is ReentrantFailure)
         }
         await completions.wait(for: 1, timeout: 30)
         #expect(completions.results[0] == true)

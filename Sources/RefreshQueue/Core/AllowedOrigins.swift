@@ -14,7 +14,8 @@ import FoundationNetworking
 ///
 /// ```swift
 /// let authentication = RefreshingRequestClosure(
-///     client: client, store: store, origins: .only(URL(string: "https://api.spotify.com")!))
+///     client: client, store: store,
+///     options: .init(origins: .only(URL(string: "https://api.spotify.com")!)))
 /// ```
 public struct AllowedOrigins: Sendable, Equatable {
     /// `nil`: every origin.

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Why a request could not be authorized.
+/// Why a request could not be authorized, other than a failed refresh: the requests that waited
+/// for a refresh that failed fail with the error `refresh()` failed with.
 ///
 /// No case's text ever contains a token. For ``refreshFailed(_:)`` the text names the underlying
 /// error only by its type and code, since its own text may quote a URL or a response body, unless
@@ -18,6 +19,11 @@ public enum RefreshQueueError: Error, Sendable {
     case invalidToken
 
     /// The refresh failed; the associated error is the one `refresh()` failed with.
+    ///
+    /// Events carry a failed refresh's error in this case
+    /// (``RefreshEvent/refreshFailed(_:duration:)``, ``RefreshEvent/refreshAheadFailed(_:duration:)``),
+    /// so that their text stays free of tokens. Requests never fail with it: the requests that
+    /// waited for the refresh fail with the associated error itself.
     case refreshFailed(any Error)
 
     /// More refreshes were needed than the closure's ``RefreshWindow`` allows, or a refresh
@@ -77,6 +83,14 @@ extension RefreshQueueError: LocalizedError {
 }
 
 extension RefreshQueueError {
+    /// What a request fails with for this error: the refresh's own error for a
+    /// ``refreshFailed(_:)`` (which carries it in events, where the text must stay token-free),
+    /// this error itself otherwise.
+    var requestError: any Error {
+        if case .refreshFailed(let underlying) = self { return underlying }
+        return self
+    }
+
     /// A token-free summary of an error: its type, and its domain and code where it has them.
     static func summary(of error: any Error) -> String {
         if let described = error as? any TokenFreeError {

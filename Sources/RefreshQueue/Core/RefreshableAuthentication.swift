@@ -68,8 +68,8 @@ public protocol RefreshableAuthentication: Sendable {
     /// value (after a failure, a later request may call it again). Complete the future with the
     /// new authentication; persisting it is up to you (the closure keeps the new value in memory
     /// either way). Complete it with an error when the refresh fails: every waiting request then
-    /// fails with ``RefreshQueueError/refreshFailed(_:)`` carrying that error, or with
-    /// ``RefreshQueueError/notAuthenticated`` itself when that is the error.
+    /// fails with that error, as it is; keep tokens out of its text, since apps log what they
+    /// catch. Adopt ``RefreshFailure`` in it to say whether only a new login helps.
     ///
     /// Do not send the refresh itself through the closure that is refreshing: it would wait for
     /// itself until ``RefreshingRequestClosure``'s `refreshTimeout` fails that wait.

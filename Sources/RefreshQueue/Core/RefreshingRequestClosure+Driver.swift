@@ -212,7 +212,8 @@ extension RefreshingRequestClosure {
                 return { _ in .failure(error) }
             }
         case .fail(let error):
-            return { _ in .failure(error) }
+            let answer = error.requestError
+            return { _ in .failure(answer) }
         case .missing:
             return { [missingAuthentication] waiter in
                 switch (waiter.kind, missingAuthentication) {

@@ -32,9 +32,9 @@ import FoundationNetworking
 /// - Every request is answered within `refreshTimeout` of when it began to wait: with the new
 ///   token, with the refresh's error, or with ``RefreshQueueError/refreshTimedOut``. A refresh that
 ///   succeeds after its waiters timed out is still adopted, so a rotated refresh token is not lost.
-/// - A failed refresh fails every waiting request with ``RefreshQueueError/refreshFailed(_:)``
-///   (``RefreshQueueError/notAuthenticated`` as it is, when the refresh found nobody logged in);
-///   the next request may refresh again.
+/// - A failed refresh fails every waiting request with the error `refresh()` failed with, as it
+///   is (``RefreshQueueError/notAuthenticated`` when the refresh found nobody logged in); the next
+///   request may refresh again.
 /// - Every completion handler is called exactly once, including after ``AuthorizationTask/cancel()``
 ///   and when the closure is released while requests wait.
 ///

@@ -11,8 +11,8 @@ import FoundationNetworking
 /// the server is in trouble (``server(status:retryAfter:)``: try later), the answer was not a
 /// token response (``malformedResponse(_:)``), or the network failed (``transport(_:)``).
 /// ``requiresReauthentication`` says whether only a new login helps. No case's text contains a
-/// token or a client secret.
-public enum OAuth2Error: Error, Sendable {
+/// token or a client secret. It is `Equatable`, so a test can expect an exact one.
+public enum OAuth2Error: Error, Sendable, Equatable {
     /// The server answered with an RFC 6749 §5.2 error.
     case tokenEndpoint(TokenEndpointError)
     /// The server answered with a status that is not an RFC 6749 error (5xx, a redirect, which

@@ -12,19 +12,18 @@ extension DocsB {
         switch error {
         case is CancellationError, RefreshQueueError.cancelled:
             break  // the app stopped waiting: nothing to show
-        case RefreshQueueError.authenticationUnreadable,
-            RefreshQueueError.refreshFailed(RefreshQueueError.authenticationUnreadable):
+        case RefreshQueueError.authenticationUnreadable:
             retryWhenUnlocked()  // the user is still logged in
-        case let error as RefreshQueueError where error.requiresReauthentication:
+        case let error as any RefreshFailure where error.requiresReauthentication:
             showLogin()  // nobody is logged in, or the server refused the refresh token
-        case let error as RefreshQueueError where error.isTransportFailure:
-            showOffline()
-        case let error as RefreshQueueError where error.retryAfter != nil:
+        case let error as any RefreshFailure where error.isTransportFailure:
+            showOffline()  // the refresh could not reach the token endpoint
+        case let error as any RefreshFailure where error.retryAfter != nil:
             showBusy(retryAfter: error.retryAfter)
         case is URLError:
-            showOffline()  // the API itself could not be reached
+            showOffline()  // the API (or your own refresh) could not be reached
         default:
-            show(error)  // safe to log: no error text contains a token
+            show(error)  // the library's errors never contain a token
         }
     }
 

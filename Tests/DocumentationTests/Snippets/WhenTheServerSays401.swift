@@ -14,7 +14,7 @@ extension DocsB {
         do {
             let (data, response) = try await authentication.data(for: URLRequest(url: meURL), using: session)
             handle(data, response)  // a 401 here answers the retry: the new token was refused too
-        } catch let error as RefreshQueueError where error.requiresReauthentication {
+        } catch let error as any RefreshFailure where error.requiresReauthentication {
             showLogin()
         } catch {
             show(error)

@@ -97,9 +97,7 @@ struct UnreadableStoreTests {
         await #expect {
             _ = try await closure.authorize(makeRequest())
         } throws: { error in
-            guard case RefreshQueueError.refreshFailed(RefreshQueueError.authenticationUnreadable) = error else {
-                return false
-            }
+            guard case RefreshQueueError.authenticationUnreadable = error else { return false }
             return true
         }
         #expect(store.saves.current == 0)

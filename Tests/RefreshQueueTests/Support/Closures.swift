@@ -133,6 +133,12 @@ extension Result where Success == URLRequest {
         (try? get())?.value(forHTTPHeaderField: "Authorization")
     }
 
+    /// The error of a failed result, or nil.
+    var failure: (any Error)? {
+        guard case .failure(let error) = self else { return nil }
+        return error
+    }
+
     /// The `RefreshQueueError` a failed result carries, or nil.
     var refreshQueueError: RefreshQueueError? {
         guard case .failure(let error) = self else { return nil }
@@ -157,16 +163,19 @@ extension RefreshQueueError {
     }
 }
 
-/// A stale token whose first refresh behaves as `failing` (and fails the request), then whose
-/// next refresh succeeds and signs the next request.
+/// A stale token whose first refresh behaves as `failing` (and fails the request with an error
+/// that `expected` accepts), then whose next refresh succeeds and signs the next request.
 func expectAFailedRefreshThenARecovery(
-    failingWith failing: TokenService.Behavior, sourceLocation: SourceLocation = #_sourceLocation
+    failingWith failing: TokenService.Behavior, expected: @escaping (any Error) -> Bool,
+    sourceLocation: SourceLocation = #_sourceLocation
 ) async throws {
     let service = TokenService(behavior: failing)
     service.store(service.authentication("expired", stale: true))
     let closure = Closure.make(service)
-    await #expect(throws: RefreshQueueError.self, sourceLocation: sourceLocation) {
+    await #expect(sourceLocation: sourceLocation) {
         try await closure.authorize(makeRequest())
+    } throws: { error in
+        expected(error)
     }
     service.setBehavior(.succeed)
     let signed = try await closure.authorize(makeRequest())

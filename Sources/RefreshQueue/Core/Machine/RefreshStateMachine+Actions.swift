@@ -142,10 +142,11 @@ extension RefreshStateMachine {
         var retryAfter: TimeInterval?
         var requiresReauthentication = false
 
-        /// What the refresh's waiters fail with: ``RefreshQueueError/notAuthenticated`` as it is
-        /// when the refresh found nobody logged in (the stored authentication was removed by a
-        /// logout or a refused refresh elsewhere), any other error wrapped in
-        /// ``RefreshQueueError/refreshFailed(_:)``.
+        /// How the failure is reported: ``RefreshQueueError/notAuthenticated`` as it is when the
+        /// refresh found nobody logged in (the stored authentication was removed by a logout or a
+        /// refused refresh elsewhere), any other error wrapped in
+        /// ``RefreshQueueError/refreshFailed(_:)``, which events carry and which the driver
+        /// unwraps for the waiters (`requestError`).
         var answer: RefreshQueueError {
             if let known = error as? RefreshQueueError, known == .notAuthenticated { return known }
             return .refreshFailed(error)
