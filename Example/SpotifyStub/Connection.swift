@@ -18,9 +18,9 @@ final class Connection {
     private enum Phase {
         /// Free to parse and answer the next request.
         case ready
-        /// Waiting for the timer of a delayed answer; `sequence` identifies which one, and the
-        /// other fields remember how the request wanted the connection handled.
-        case awaitingReply(sequence: UInt64, keepAlive: Bool, announceKeepAlive: Bool)
+        /// Waiting for the timer of a delayed answer; `sequence` identifies which one, and
+        /// `framing` remembers how the request wants its answer sent.
+        case awaitingReply(sequence: UInt64, framing: ReplyFraming)
         /// A request that will never be answered (the `hang` fault).
         case hanging
         /// Write what is queued, then close.
@@ -154,12 +154,11 @@ final class Connection {
 
     /// The timer for a delayed answer fired; `outcome` is the answer.
     func deliver(_ outcome: Outcome, sequence: UInt64, loop: EventLoop) {
-        guard case .awaitingReply(let expected, let keepAlive, let announceKeepAlive) = phase, expected == sequence
-        else {
+        guard case .awaitingReply(let expected, let framing) = phase, expected == sequence else {
             return
         }
         phase = .ready
-        apply(outcome, keepAlive: keepAlive, announceKeepAlive: announceKeepAlive)
+        apply(outcome, framing: framing)
         advance(loop: loop)
     }
 
@@ -237,27 +236,29 @@ final class Connection {
     }
 
     private func dispatch(_ request: HTTPRequest, loop: EventLoop) {
-        let keepAlive = request.wantsKeepAlive
-        let announceKeepAlive = keepAlive && request.minorVersion == 0
+        let framing = ReplyFraming(request)
         switch loop.router.route(request) {
         case .immediately(let outcome):
-            apply(outcome, keepAlive: keepAlive, announceKeepAlive: announceKeepAlive)
+            apply(outcome, framing: framing)
         case .after(let seconds, let produce):
             replySequence += 1
-            phase = .awaitingReply(sequence: replySequence, keepAlive: keepAlive, announceKeepAlive: announceKeepAlive)
+            phase = .awaitingReply(sequence: replySequence, framing: framing)
             loop.scheduleReply(for: self, sequence: replySequence, after: seconds, produce: produce)
         }
     }
 
-    private func apply(_ outcome: Outcome, keepAlive: Bool, announceKeepAlive: Bool) {
+    private func apply(_ outcome: Outcome, framing: ReplyFraming) {
         switch outcome {
         case .respond(let response):
-            output += response.serialized(closing: !keepAlive, announceKeepAlive: announceKeepAlive)
-            phase = keepAlive ? .ready : .closingAfterWrite
+            output += response.serialized(
+                closing: !framing.keepAlive, announceKeepAlive: framing.announceKeepAlive,
+                sentBodyBytes: framing.omitsBody ? 0 : nil)
+            phase = framing.keepAlive ? .ready : .closingAfterWrite
         case .truncate(let response):
             // No `Connection: close`: this models a keep-alive connection dropping mid-body.
             output += response.serialized(
-                closing: false, announceKeepAlive: false, sentBodyBytes: response.body.count / 2)
+                closing: false, announceKeepAlive: false,
+                sentBodyBytes: framing.omitsBody ? 0 : response.body.count / 2)
             phase = .closingAfterWrite
         case .closeWithoutResponse:
             if outputStart == output.count {

@@ -48,7 +48,9 @@ enum FormURLEncoding {
         return output
     }
 
-    private static func decodeComponent(_ component: Substring) -> String? {
+    /// One name or value decoded: `+` as a space, `%XX` as a byte; `nil` for an invalid escape or
+    /// bytes that are not UTF-8.
+    static func decodeComponent(_ component: Substring) -> String? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(component.utf8.count)
         var iterator = component.utf8.makeIterator()

@@ -143,6 +143,11 @@ enum HTTPParser {
             let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingBlanks()
             section.headers.append((name: String(decoding: name, as: UTF8.self).lowercased(), value: value))
         }
+        // RFC 9112 §3.2: an HTTP/1.1 request carries exactly one Host field.
+        let hosts = section.headers.count { $0.name == "host" }
+        if (section.minorVersion >= 1 && hosts != 1) || hosts > 1 {
+            return .failure(.malformed(hosts == 0 ? "no Host header field" : "more than one Host header field"))
+        }
         return .success(section)
     }
 

@@ -4,7 +4,9 @@ extension SpotifyStub {
     /// the Web API) within a second are answered `429 Too Many Requests` with `Retry-After:
     /// retryAfter`, as Spotify documents for its rate limits.
     public struct RateLimit: Sendable, Equatable {
+        /// The most requests to one service answered normally within a second.
         public var requestsPerSecond: Int
+        /// The `Retry-After` of a throttled answer, in seconds.
         public var retryAfter: Int
 
         /// Creates a limit.
@@ -18,8 +20,11 @@ extension SpotifyStub {
     /// `probability`, one of `faults` (picked uniformly). The draws come from a generator seeded
     /// with `seed`, so a run can be replayed (as far as the order of requests is the same).
     public struct RandomFaults: Sendable, Equatable {
+        /// The chance, from 0 to 1, that a token request gets a fault.
         public var probability: Double
+        /// The faults to pick from.
         public var faults: [Fault]
+        /// The seed of the generator that draws them.
         public var seed: UInt64
 
         /// Creates a distribution; `probability` is clamped to 0...1.

@@ -255,17 +255,20 @@ struct TokenEndpoint {
         return .success((client, false))
     }
 
-    /// The `(id, secret)` in `Basic base64(id:secret)`, or `nil` if the header is anything else.
+    /// The `(id, secret)` in `Basic base64(id:secret)`, each form-decoded as RFC 6749 §2.3.1
+    /// has the client encode them, or `nil` if the header is anything else.
     private static func basicCredentials(_ header: String) -> (id: String, secret: String)? {
         let parts = header.split(separator: " ", maxSplits: 1).map { $0.trimmingBlanks() }
         guard parts.count == 2, parts[0].lowercased() == "basic",
             let data = Data(base64Encoded: parts[1]),
             let decoded = String(data: data, encoding: .utf8),
-            let colon = decoded.firstIndex(of: ":")
+            let colon = decoded.firstIndex(of: ":"),
+            let id = FormURLEncoding.decodeComponent(decoded[..<colon]),
+            let secret = FormURLEncoding.decodeComponent(decoded[decoded.index(after: colon)...])
         else {
             return nil
         }
-        return (String(decoded[..<colon]), String(decoded[decoded.index(after: colon)...]))
+        return (id, secret)
     }
 
     // MARK: - Responses

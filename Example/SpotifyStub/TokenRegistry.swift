@@ -134,6 +134,10 @@ struct TokenRegistry {
             guard let codeVerifier, S256.challenge(for: codeVerifier) == challenge else {
                 return .failure(GrantError(description: "code_verifier was incorrect"))
             }
+        } else if codeVerifier != nil {
+            // A verifier for a code issued without a challenge: the login URL lost its PKCE
+            // parameters on the way: the PKCE downgrade that RFC 9700 has servers refuse.
+            return .failure(GrantError(description: "code_verifier given for a code issued without code_challenge"))
         }
         codes[code] = nil
         let family = nextFamily

@@ -14,13 +14,16 @@ struct SpotifyStubHTTPTests {
         "GET /v1/me\r\n\r\n",
         "GET  /v1/me HTTP/1.1\r\n\r\n",
         "GET v1/me HTTP/1.1\r\n\r\n",
-        "GET /v1/me HTTP/1.1\r\nNo colon here\r\n\r\n",
-        "GET /v1/me HTTP/1.1\r\nBad Name: x\r\n\r\n",
+        "GET /v1/me HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n",
+        "GET /v1/me HTTP/1.1\r\nHost: x\r\nBad Name: x\r\n\r\n",
         "GET /v1/me HTTP/1.1\r\nHost: x\r\n folded: continuation\r\n\r\n",
         "GET /v1/me HTTP/1.1\r\nHost: x\rInjected: y\r\n\r\n",
-        "POST /api/token HTTP/1.1\r\nContent-Length: abc\r\n\r\n",
-        "POST /api/token HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
-        "POST /api/token HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+        "POST /api/token HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+        "POST /api/token HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+        "POST /api/token HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+        "GET /v1/me HTTP/1.1\r\n\r\n",
+        "GET /v1/me HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n",
+        "GET /v1/me HTTP/1.0\r\nHost: x\r\nHost: y\r\n\r\n",
         "GET /v1/me HTTP/x.y\r\n\r\n",
     ])
     func malformedRequestsGet400AndTheConnectionIsClosed(request: String) throws {
@@ -35,6 +38,24 @@ struct SpotifyStubHTTPTests {
         #expect(response.status == 400)
         #expect(response.headers["connection"] == "close")
         #expect(client.serverClosed())
+    }
+
+    /// RFC 9110 §9.3.2: the answer to HEAD is the head alone; a body after it would be read as the
+    /// start of the next answer on the connection.
+    @Test(arguments: ["/v1/me", "/nowhere", "/api/token"])
+    func anAnswerToHEADHasNoBody(path: String) throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let client = try StubHarness.RawClient(port: stub.port)
+        defer { client.close() }
+
+        try client.send("HEAD \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let bytes = try client.readUntilClosed()
+
+        let text = String(decoding: bytes, as: UTF8.self)
+        let head = try #require(text.range(of: "\r\n\r\n"), "no end of the header section in \(text)")
+        #expect(text[head.upperBound...].isEmpty, "a body after the head: \(text[head.upperBound...])")
+        #expect(text.lowercased().contains("content-length: "))
     }
 
     @Test func anUnsupportedHTTPVersionGets505() throws {

@@ -228,6 +228,45 @@ struct SpotifyStubTokenTests {
         }
     }
 
+    /// RFC 6749 §2.3.1: the client form-encodes its id and secret before Basic encoding them, so a
+    /// server decodes them again: `%2D` is the `-` of `example-secret`.
+    @Test func basicCredentialsAreFormDecoded() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let session = StubHarness.makeSession()
+        defer { session.invalidateAndCancel() }
+        let tokens = try await StubHarness.login(stub, session: session)
+        let refreshToken = try #require(tokens.refreshToken)
+
+        let exchange = try await StubHarness.send(
+            StubHarness.tokenRequest(
+                stub, [("grant_type", "refresh_token"), ("refresh_token", refreshToken)],
+                authentication: .basic(id: "example%2Dclient", secret: "example%2dsecret")),
+            on: session)
+
+        #expect(exchange.status == 200, "\(exchange.text)")
+    }
+
+    /// A `code_verifier` for a code issued without `code_challenge` means the login URL lost its
+    /// PKCE parameters on the way (a downgrade): refused, and the code still works without it.
+    @Test func aCodeVerifierForACodeIssuedWithoutAChallengeIsInvalidGrant() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let session = StubHarness.makeSession()
+        defer { session.invalidateAndCancel() }
+        let code = try await StubHarness.authorizationCode(stub, session: session)
+        let grant = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI)]
+
+        let downgraded = try await StubHarness.send(
+            StubHarness.tokenRequest(stub, grant + [("code_verifier", String(repeating: "v", count: 43))]),
+            on: session)
+        #expect(downgraded.status == 400)
+        #expect(downgraded.json?["error"] as? String == "invalid_grant")
+
+        let plain = try await StubHarness.send(StubHarness.tokenRequest(stub, grant), on: session)
+        #expect(plain.status == 200)
+    }
+
     @Test func usingBasicAndABodySecretTogetherIsInvalidRequest() async throws {
         let stub = try StubHarness.startedStub()
         defer { stub.stop() }
