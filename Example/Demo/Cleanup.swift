@@ -65,6 +65,19 @@ final class Cleanup: @unchecked Sendable {
         Foundation.exit(status)
     }
 
+    /// Prints `message` to standard error and ends the process with status 1, unless an
+    /// interruption is being handled: then the failure is the interruption's doing (a worker it
+    /// killed), not news, and the interruption ends the process.
+    func fail(_ message: String) -> Never {
+        lock.lock()
+        let interrupted = interruption != nil
+        lock.unlock()
+        if !interrupted {
+            FileHandle.standardError.write(Data((message + "\n").utf8))
+        }
+        exit(1)
+    }
+
     /// Kills `process` should the walkthrough be interrupted before it ends; at once, if it is
     /// being interrupted already (a worker that started as the others were killed).
     func register(process: Int32) {

@@ -38,8 +38,7 @@ struct Walkthrough {
             let succeeded = try await Walkthrough(options: options).run()
             Cleanup.shared.exit(succeeded ? 0 : 1)
         } catch {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-            Cleanup.shared.exit(1)
+            Cleanup.shared.fail("error: \(error)")
         }
     }
 

@@ -34,8 +34,14 @@ enum WorkerProcess {
         }
         await finished.wait()
         let text = String(decoding: data, as: UTF8.self)
-        guard let outcome = parse(text) else {
-            throw ExampleError.worker("exit status \(process.terminationStatus): \(text.suffix(300))")
+        // A worker exits 1 exactly when its result line counts errors. Anything else (a crash,
+        // a kill, another status) happened after or instead of the line: after it, the worker
+        // may have died saving a rotated token, which the line cannot tell.
+        guard let outcome = parse(text), process.terminationReason == .exit,
+            process.terminationStatus == (outcome.tally.snapshot.errors.isEmpty ? 0 : 1)
+        else {
+            let ending = process.terminationReason == .exit ? "exit status" : "signal"
+            throw ExampleError.worker("\(ending) \(process.terminationStatus): \(text.suffix(300))")
         }
         return outcome
         #else

@@ -108,9 +108,8 @@ public final class LocalRedis: @unchecked Sendable {
 
     /// Stops the server and waits for it to end.
     ///
-    /// With `SIGKILL`: a child started from a thread that blocks signals (a dispatch worker does)
-    /// inherits that mask and would never see a `SIGTERM`. Nothing stored is lost: every write is
-    /// in the append-only file before the server answers it.
+    /// With `SIGKILL`, at once: nothing stored is lost, since every write is in the append-only
+    /// file before the server answers it.
     public func stop() {
         lock.lock()
         let running = process
@@ -137,7 +136,7 @@ public final class LocalRedis: @unchecked Sendable {
         server.standardInput = input
         server.standardOutput = output
         server.standardError = output
-        try server.run()
+        try Self.runWithNoSignalBlocked(server)
         started?(server.processIdentifier, dataDirectory)
         let configuration = [
             "port \(port)", "bind 127.0.0.1", "requirepass \(password)", "save \"\"", "appendonly yes",
@@ -207,6 +206,49 @@ public final class LocalRedis: @unchecked Sendable {
 }
 
 /// What the server printed so far.
+extension LocalRedis {
+    /// Starts `process` from a thread of its own that blocks no signal. A child inherits the
+    /// signal mask of the thread that starts it, and a dispatch worker blocks signals: a server
+    /// started from one would ignore `SIGTERM` for ever, also once its parent is gone and a
+    /// person tries to end it.
+    fileprivate static func runWithNoSignalBlocked(_ process: Process) throws {
+        let start = Start(process)
+        Thread.detachNewThread {
+            var none = sigset_t()
+            sigemptyset(&none)
+            pthread_sigmask(SIG_SETMASK, &none, nil)
+            start.run()
+        }
+        try start.wait()
+    }
+
+    /// One start of a process on another thread, and its result.
+    private final class Start: @unchecked Sendable {
+        private let process: Process
+        private let done = DispatchSemaphore(value: 0)
+        /// Written before `done` is signalled, read after it is waited for.
+        private var failure: (any Error)?
+
+        init(_ process: Process) {
+            self.process = process
+        }
+
+        func run() {
+            do {
+                try process.run()
+            } catch {
+                failure = error
+            }
+            done.signal()
+        }
+
+        func wait() throws {
+            done.wait()
+            if let failure { throw failure }
+        }
+    }
+}
+
 private final class LogLines: @unchecked Sendable {
     private let lock = NSLock()
     private var stored = ""
