@@ -272,7 +272,7 @@ struct SpotifyStubHTTPTests {
         let partialHeader = try StubHarness.RawClient(port: stub.port)
         let partialBody = try StubHarness.RawClient(port: stub.port)
         try partialHeader.send("GET /v1/me HTTP/1.1\r\nHo")
-        try partialBody.send("POST /api/token HTTP/1.1\r\nContent-Length: 100\r\n\r\ngrant_type=")
+        try partialBody.send("POST /api/token HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\ngrant_type=")
         #expect(await StubHarness.eventually { stub.counters.liveConnections == 2 })
 
         partialHeader.close()

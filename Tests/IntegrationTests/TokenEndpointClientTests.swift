@@ -24,7 +24,7 @@ struct TokenEndpointClientTests {
     {
         let code = try await StubHarness.authorizationCode(stub, session: StubHarness.makeSession())
         return try await client(stub, method: method).exchange(
-            code: code, redirectURI: SpotifyStub.Client.example.redirectURIs[0], codeVerifier: "verifier-0123456789")
+            code: code, redirectURI: SpotifyStub.Client.example.redirectURIs[0])
     }
 
     @Test(arguments: [ClientAuthenticationMethod.basic, .requestBody])
