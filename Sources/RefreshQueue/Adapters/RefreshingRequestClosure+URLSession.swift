@@ -44,8 +44,9 @@ extension RefreshingRequestClosure {
     /// On iOS 14, macOS 11 and older, which have no task delegates, the session follows redirects
     /// itself (Apple's URLSession then drops `Authorization`).
     ///
-    /// - Throws: A ``RefreshQueueError`` when the request could not be signed, `CancellationError`,
-    ///   or the session's error (a `URLError`).
+    /// - Throws: A ``RefreshQueueError`` when the request could not be signed, the error a refresh
+    ///   it waited for failed with (an ``OAuth2Error``, a store's error, or your `refresh()`'s),
+    ///   `CancellationError`, or the session's error (a `URLError`).
     public func data(for request: URLRequest, using session: URLSession) async throws -> (Data, URLResponse) {
         var outgoing = try await authorize(request)
         var redirects = 0

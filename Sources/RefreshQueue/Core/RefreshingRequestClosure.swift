@@ -186,7 +186,8 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     /// waiting is returned even to a task cancelled already (the next `await` of a cancellable
     /// call, such as the transfer, notices).
     ///
-    /// - Throws: A ``RefreshQueueError``, or `CancellationError`.
+    /// - Throws: A ``RefreshQueueError``, the error a refresh it waited for failed with (an
+    ///   ``OAuth2Error``, a store's error, or your `refresh()`'s), or `CancellationError`.
     public func authorize(_ request: URLRequest) async throws -> URLRequest {
         if let unsigned = answerWithoutSigning(request) { return try unsigned.get() }
         switch signWithoutWaiting(request) {
@@ -297,7 +298,8 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     /// Refreshes now if the held authentication needs a refresh or recommends one; see
     /// ``refreshIfNeeded(completion:)``. Honours task cancellation like ``authorize(_:)``.
     ///
-    /// - Throws: A ``RefreshQueueError``, or `CancellationError`.
+    /// - Throws: A ``RefreshQueueError``, the error a refresh it waited for failed with (an
+    ///   ``OAuth2Error``, a store's error, or your `refresh()`'s), or `CancellationError`.
     public func refreshIfNeeded() async throws {
         _ = try await waitInLine { completion in startProbe(completion: completion) }
     }

@@ -21,5 +21,6 @@ public enum FutureError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Its text names no token: a ``RefreshQueueError/refreshFailed(_:)`` that wraps it shows it.
+/// Its text names no token: a ``RefreshQueueError/refreshFailed(_:)`` that wraps it (in an
+/// event) shows it.
 extension FutureError: TokenFreeError {}
