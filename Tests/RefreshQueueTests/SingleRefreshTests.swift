@@ -103,6 +103,32 @@ struct SingleRefreshTests {
         #expect(service.refreshCount == 2)
     }
 
+    /// README, "One refresh at a time": should an abandoned refresh fail after all, "a failure that
+    /// requires a new login (`invalid_grant`) forgets the authentication it was refreshing ...,
+    /// and any other failure changes nothing".
+    @Test(arguments: [true, false])
+    func anAbandonedRefreshThatFailsLateForgetsTheTokenOnlyWhenANewLoginIsNeeded(newLogin: Bool) async throws {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("expired", stale: true))
+        let events = EventLog()
+        let closure = Closure.make(service, refreshTimeout: 1, abandonAfter: 2, events: events)
+        let early = Results()
+        closure.authorize(makeRequest()) { early.record(0, $0) }
+        await events.wait(forEventStartingWith: "refresh abandoned")
+        await early.wait(for: 1)
+        #expect(service.findCount == 1)
+
+        service.completePending(with: .failure(newLogin ? GrantRevoked() as any Error : ExampleError(code: 5)))
+        await events.wait(forEventStartingWith: "refresh failed")
+        service.setBehavior(.succeed)
+        let next = try await closure.authorize(makeRequest())
+
+        #expect(next.value(forHTTPHeaderField: "Authorization") == "Bearer token-2")
+        // Forgotten: the next request asks find() again. Kept: it refreshes what it holds.
+        #expect(service.findCount == (newLogin ? 2 : 1))
+        #expect(service.refreshCount == 2)
+    }
+
     @Test func aRefreshWhoseFutureIsDroppedFailsItsWaitersAtOnce() async {
         let service = TokenService()
         // The refresh's work drops its completion a moment later without calling it.
