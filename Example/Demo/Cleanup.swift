@@ -56,10 +56,7 @@ final class Cleanup: @unchecked Sendable {
 
     /// Ends the process with `status`, unless an interruption is being handled: that ends it.
     func exit(_ status: Int32) -> Never {
-        lock.lock()
-        let interrupted = interruption != nil
-        lock.unlock()
-        while interrupted {
+        while isInterrupted {
             pause()
         }
         Foundation.exit(status)
@@ -69,10 +66,7 @@ final class Cleanup: @unchecked Sendable {
     /// interruption is being handled: then the failure is the interruption's doing (a worker it
     /// killed), not news, and the interruption ends the process.
     func fail(_ message: String) -> Never {
-        lock.lock()
-        let interrupted = interruption != nil
-        lock.unlock()
-        if !interrupted {
+        if !isInterrupted {
             FileHandle.standardError.write(Data((message + "\n").utf8))
         }
         exit(1)
@@ -101,6 +95,13 @@ final class Cleanup: @unchecked Sendable {
     /// `directory` is gone.
     func unregister(directory: URL) {
         locked { _ = $0.directories.remove(directory) }
+    }
+
+    /// Whether an interruption is being handled.
+    private var isInterrupted: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return interruption != nil
     }
 
     private func locked(_ change: (Cleanup) -> Void) {

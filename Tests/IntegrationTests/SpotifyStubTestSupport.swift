@@ -250,10 +250,15 @@ enum StubHarness {
             on: session)
     }
 
-    /// A refresh-token grant for the example client.
-    static func refresh(_ stub: SpotifyStub, _ refreshToken: String, session: URLSession) async throws -> Exchange {
+    /// A refresh-token grant, for the example client unless `authentication` says otherwise.
+    static func refresh(
+        _ stub: SpotifyStub, _ refreshToken: String, session: URLSession,
+        authentication: ClientAuthentication = .example
+    ) async throws -> Exchange {
         try await send(
-            tokenRequest(stub, [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]),
+            tokenRequest(
+                stub, [("grant_type", "refresh_token"), ("refresh_token", refreshToken)],
+                authentication: authentication),
             on: session
         )
     }

@@ -238,11 +238,9 @@ struct SpotifyStubTokenTests {
         let tokens = try await StubHarness.login(stub, session: session)
         let refreshToken = try #require(tokens.refreshToken)
 
-        let exchange = try await StubHarness.send(
-            StubHarness.tokenRequest(
-                stub, [("grant_type", "refresh_token"), ("refresh_token", refreshToken)],
-                authentication: .basic(id: "example%2Dclient", secret: "example%2dsecret")),
-            on: session)
+        let exchange = try await StubHarness.refresh(
+            stub, refreshToken, session: session,
+            authentication: .basic(id: "example%2Dclient", secret: "example%2dsecret"))
 
         #expect(exchange.status == 200, "\(exchange.text)")
     }
@@ -354,14 +352,8 @@ struct SpotifyStubTokenTests {
         let tokens = try await StubHarness.login(stub, session: session)
         let refreshToken = try #require(tokens.refreshToken)
 
-        let exchange = try await StubHarness.send(
-            StubHarness.tokenRequest(
-                stub,
-                [("grant_type", "refresh_token"), ("refresh_token", refreshToken)],
-                authentication: .basic(id: "other-client", secret: "other-secret")
-            ),
-            on: session
-        )
+        let exchange = try await StubHarness.refresh(
+            stub, refreshToken, session: session, authentication: .basic(id: "other-client", secret: "other-secret"))
 
         #expect(exchange.status == 400)
         #expect(exchange.json?["error"] as? String == "invalid_grant")

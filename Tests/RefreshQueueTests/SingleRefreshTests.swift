@@ -72,19 +72,9 @@ struct SingleRefreshTests {
     @Test(.exclusive) func aLateSuccessOfAnAbandonedRefreshIsKeptWhenTheNextRefreshFailsWithReauthentication()
         async throws
     {
-        let service = TokenService(behavior: .hold)
-        service.store(service.authentication("expired", stale: true))
-        let events = EventLog()
-        // The waiting request below must be answered within the refresh timeout: a second, not a
-        // fraction, for this task may be scheduled late on a loaded machine.
-        let closure = Closure.make(service, refreshTimeout: 1, abandonAfter: 2, events: events)
-
         // The first refresh hangs past the abandon limit; only then does a second one start.
-        let early = Results()
-        closure.authorize(makeRequest()) { early.record(0, $0) }
-        await events.wait(forEventStartingWith: "refresh abandoned")
-        await early.wait(for: 1)
-        #expect(early.results[0]?.refreshQueueError?.name == "refreshTimedOut")
+        let (service, events, closure, early) = await aRefreshHungUntilAbandoned()
+        #expect(early?.refreshQueueError?.name == "refreshTimedOut")
         #expect(service.refreshCount == 1)
         let waiting = Results()
         closure.authorize(makeRequest()) { waiting.record(0, $0) }
@@ -108,14 +98,7 @@ struct SingleRefreshTests {
     /// and any other failure changes nothing".
     @Test(arguments: [true, false])
     func anAbandonedRefreshThatFailsLateForgetsTheTokenOnlyWhenANewLoginIsNeeded(newLogin: Bool) async throws {
-        let service = TokenService(behavior: .hold)
-        service.store(service.authentication("expired", stale: true))
-        let events = EventLog()
-        let closure = Closure.make(service, refreshTimeout: 1, abandonAfter: 2, events: events)
-        let early = Results()
-        closure.authorize(makeRequest()) { early.record(0, $0) }
-        await events.wait(forEventStartingWith: "refresh abandoned")
-        await early.wait(for: 1)
+        let (service, events, closure, _) = await aRefreshHungUntilAbandoned()
         #expect(service.findCount == 1)
 
         service.completePending(with: .failure(newLogin ? GrantRevoked() as any Error : ExampleError(code: 5)))
@@ -127,6 +110,24 @@ struct SingleRefreshTests {
         // Forgotten: the next request asks find() again. Kept: it refreshes what it holds.
         #expect(service.findCount == (newLogin ? 2 : 1))
         #expect(service.refreshCount == 2)
+    }
+
+    /// A stale token whose refresh hangs until it is abandoned, and the answer of the request that
+    /// waited for it; the refresh is still pending in `service`. The request must be answered
+    /// within the refresh timeout: a second, not a fraction, for a test task may be scheduled late
+    /// on a loaded machine.
+    private func aRefreshHungUntilAbandoned() async
+        -> (service: TokenService, events: EventLog, closure: Closure, early: Result<URLRequest, any Error>?)
+    {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("expired", stale: true))
+        let events = EventLog()
+        let closure = Closure.make(service, refreshTimeout: 1, abandonAfter: 2, events: events)
+        let early = Results()
+        closure.authorize(makeRequest()) { early.record(0, $0) }
+        await events.wait(forEventStartingWith: "refresh abandoned")
+        await early.wait(for: 1)
+        return (service, events, closure, early.results[0])
     }
 
     @Test func aRefreshWhoseFutureIsDroppedFailsItsWaitersAtOnce() async {
