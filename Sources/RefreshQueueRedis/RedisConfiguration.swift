@@ -17,9 +17,12 @@ public struct RedisConfiguration: Sendable, CustomStringConvertible, CustomRefle
     public var database: Int
     /// Seconds a connection attempt may take before it fails with ``RedisError/timedOut(_:)``.
     /// Resolving ``host`` comes before and has no deadline: give an IP address where a slow DNS
-    /// must not hold a request.
+    /// must not hold a request. A value that is not finite, or zero or less, counts as 2 s; one
+    /// longer than a year counts as a year.
     public var connectTimeout: TimeInterval
     /// Seconds a command may wait for its reply before it fails with ``RedisError/timedOut(_:)``.
+    /// A value that is not finite, or zero or less, counts as 2 s; one longer than a year counts
+    /// as a year.
     public var commandTimeout: TimeInterval
     /// The largest reply read, in bytes as they come from the server (default 1 MiB; at least
     /// 64). A value is saved only if its reply fits: one a few bytes under the bound is refused
@@ -61,8 +64,13 @@ public struct RedisConfiguration: Sendable, CustomStringConvertible, CustomRefle
         ProcessInfo.processInfo.systemUptime + Self.seconds(seconds)
     }
 
-    /// `seconds` as a deadline uses it: an unusable value (not finite, zero or less) is 2 s.
+    /// `seconds` as a deadline uses it: an unusable value (not finite, zero or less) is 2 s, and
+    /// anything longer than ``maximumTimeout`` is that. Two of them added up still fit the
+    /// nanoseconds a lock's wait is converted to, which overflow after about 292 years.
     static func seconds(_ seconds: TimeInterval) -> TimeInterval {
-        seconds.isFinite && seconds > 0 ? seconds : 2
+        seconds.isFinite && seconds > 0 ? min(seconds, maximumTimeout) : 2
     }
+
+    /// The longest deadline, in seconds: a year, long enough to mean "no deadline".
+    static var maximumTimeout: TimeInterval { 365 * 86_400 }
 }

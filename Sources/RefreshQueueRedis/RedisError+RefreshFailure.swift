@@ -8,7 +8,8 @@ extension RedisError: RefreshFailure {
     /// True for ``connectionFailed(_:)``, ``timedOut(_:)`` and ``connectionClosed``, and for a
     /// ``commandFailed(command:message:)`` of a server that cannot answer yet: `LOADING` (it is
     /// reading its data back after a restart), `BUSY` (a script holds it), `MASTERDOWN` (a replica
-    /// cut off from its primary). Each is the outage still going on, not a refusal.
+    /// cut off from its primary), `ERR max number of clients reached` (every connection it allows
+    /// is taken). Each is the outage still going on, not a refusal.
     public var isTransportFailure: Bool {
         switch self {
         case .connectionFailed, .timedOut, .connectionClosed: return true
@@ -20,5 +21,6 @@ extension RedisError: RefreshFailure {
     /// Whether a server error line says the server cannot answer now, rather than that it refuses.
     static func isUnavailable(_ message: String) -> Bool {
         message.hasPrefix("LOADING ") || message.hasPrefix("BUSY ") || message.hasPrefix("MASTERDOWN ")
+            || message.hasPrefix("ERR max number of clients reached")
     }
 }

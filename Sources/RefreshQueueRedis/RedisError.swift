@@ -5,9 +5,10 @@ import Foundation
 /// No case carries a password, a stored value or a token: ``description`` is safe to log. The
 /// cases a network causes (``connectionFailed(_:)``, ``timedOut(_:)``, ``connectionClosed``), and a
 /// ``commandFailed(command:message:)`` of a server that cannot answer yet (`LOADING` after a
-/// restart, `BUSY`, `MASTERDOWN`), are transport failures (`RefreshFailure.isTransportFailure`): a
-/// refresh that fails with one is not counted against the closure's refresh window, and requests
-/// fail while the server is away instead of logging the user out.
+/// restart, `BUSY`, `MASTERDOWN`, or every connection it allows taken), are transport failures
+/// (`RefreshFailure.isTransportFailure`): a refresh that fails with one is not counted against the
+/// closure's refresh window, and requests fail while the server is away instead of logging the
+/// user out.
 public enum RedisError: Error, Sendable, Equatable {
     /// The server could not be reached: the host did not resolve, the connection was refused, or
     /// a socket call failed. Says which, without any credential.

@@ -26,7 +26,10 @@ final class RedisConnection {
         let replies = try exchange(handshake, deadline: deadline)
         for (command, reply) in zip(handshake, replies) {
             if case .error(let message) = reply {
-                if command.name == "AUTH" || Self.isAuthenticationError(message) {
+                // A full server (`ERR max number of clients reached`) answers whatever comes
+                // first: that is an outage, not a refused password.
+                let refusesCredentials = command.name == "AUTH" && !RedisError.isUnavailable(message)
+                if refusesCredentials || Self.isAuthenticationError(message) {
                     throw .authenticationFailed(Self.code(of: message))
                 }
                 throw .commandFailed(command: command.name, message: Self.safe(message))

@@ -192,6 +192,35 @@ struct RedisRobustnessTests {
         }
     }
 
+    /// A server with every connection it allows taken answers `-ERR max number of clients
+    /// reached` to whatever comes first, the `AUTH` included, and closes: that is an outage, not
+    /// a refused password. It read as `authenticationFailed`, which told the operator to check the
+    /// password and counted against the refresh window.
+    @Test(arguments: ["pw", nil] as [String?])
+    func aServerWithEveryConnectionTakenIsATransportFailure(password: String?) throws {
+        let full = try ScriptedRedisServer(reply: Array("-ERR max number of clients reached\r\n".utf8))
+        defer { full.stop() }
+        let store = RedisAuthenticationStore<OAuth2Token>(
+            key: "k",
+            configuration: RedisConfiguration(
+                port: full.port, password: password, connectTimeout: 5, commandTimeout: 5))
+        for attempt in ["read", "lock"] {
+            do {
+                if attempt == "read" { _ = try store.read() } else { _ = try store.lock(timeout: 0) }
+                Issue.record("\(attempt) succeeded on a full server")
+            } catch let error as RedisError {
+                guard case .commandFailed(_, let message) = error else {
+                    Issue.record("\(attempt): expected commandFailed, got \(error)")
+                    continue
+                }
+                #expect(message == "ERR max number of clients reached")
+                #expect(error.isTransportFailure, "\(attempt): \(error)")
+            } catch {
+                Issue.record("\(attempt): \(error)")
+            }
+        }
+    }
+
     /// "Nothing a server sends can … crash": also with the bound lifted (`Int.max`), a length
     /// near the largest integer must not overflow the parser's arithmetic.
     @Test func aHugeLengthWithNoBoundIsNoCrash() async {
@@ -204,6 +233,41 @@ struct RedisRobustnessTests {
                 } catch {}
             }
         }
+    }
+
+    /// A deadline of `.greatestFiniteMagnitude` (or any beyond ~3.7 billion seconds), the usual way
+    /// to say "no deadline", crashed the process as soon as a second thread waited for its turn:
+    /// the wait is a lock with a date, whose nanoseconds overflowed. A deadline longer than a year
+    /// now counts as a year.
+    @Test func aDeadlineWithNoEndIsNoCrashWhenCallsTakeTurns() async {
+        #expect(RedisConfiguration.seconds(.greatestFiniteMagnitude) == RedisConfiguration.maximumTimeout)
+        #expect(RedisConfiguration.seconds(1e10) == RedisConfiguration.maximumTimeout)
+        #expect(RedisConfiguration.seconds(3) == 3)
+        await #expect(processExitsWith: .success) { RedisRobustnessTests.callsTakingTurnsWithNoDeadline() }
+    }
+
+    /// Five reads of a server that never answers, with no command deadline: the first holds the
+    /// client, the others wait for their turn; stopping the server ends them all. Exits with a
+    /// non-zero status when something did not go that way.
+    private static func callsTakingTurnsWithNoDeadline() {
+        guard let silent = try? ScriptedRedisServer(reply: nil) else { exit(2) }
+        let store = RedisAuthenticationStore<OAuth2Token>(
+            key: "k",
+            configuration: RedisConfiguration(
+                port: silent.port, connectTimeout: 1, commandTimeout: .greatestFiniteMagnitude))
+        let done = DispatchSemaphore(value: 0)
+        let read: @Sendable () -> Void = {
+            _ = try? store.read()
+            done.signal()
+        }
+        Thread.detachNewThread(read)
+        // The first call holds the client while it waits for its GET's reply.
+        guard silent.waitForRequests(1) else { exit(3) }
+        for _ in 0..<4 { Thread.detachNewThread(read) }
+        // Time for the others to reach their wait for a turn.
+        Thread.sleep(forTimeInterval: 0.3)
+        silent.stop()
+        for _ in 0..<5 where done.wait(timeout: .now() + 30) == .timedOut { exit(4) }
     }
 
     /// A service that starts other programs must not hand them its connection to Redis: a child

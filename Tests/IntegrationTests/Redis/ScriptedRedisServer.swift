@@ -15,10 +15,12 @@ final class ScriptedRedisServer: @unchecked Sendable {
     private let listener: Int32
     private let reply: [UInt8]?
     private let thenClose: Bool
-    /// Guards `stopped` and `connections`; serving threads wait on it for the stop.
+    /// Guards `stopped`, `connections` and `requests`; serving threads wait on it for the stop.
     private let condition = NSCondition()
     private var stopped = false
     private var connections: [Int32] = []
+    /// How many connections have sent something.
+    private var requests = 0
 
     init(reply: [UInt8]?, thenClose: Bool = true) throws {
         self.reply = reply
@@ -42,6 +44,17 @@ final class ScriptedRedisServer: @unchecked Sendable {
         condition.broadcast()
     }
 
+    /// Waits until `count` connections have sent something; `false` after `timeout` seconds.
+    func waitForRequests(_ count: Int, timeout: TimeInterval = 30) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while requests < count {
+            guard condition.wait(until: deadline) else { return requests >= count }
+        }
+        return true
+    }
+
     private func acceptLoop() {
         while true {
             let connection = accept(listener, nil, nil)
@@ -62,7 +75,12 @@ final class ScriptedRedisServer: @unchecked Sendable {
     private func serve(_ connection: Int32) {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
-        guard count > 0, let reply else { return }
+        guard count > 0 else { return }
+        condition.lock()
+        requests += 1
+        condition.broadcast()
+        condition.unlock()
+        guard let reply else { return }
         // Every byte before the close: a blocking send may still return having sent only part.
         guard LoopbackServer.sendAll(reply, to: connection) else { return }
         if thenClose { shutdown(connection, Int32(SHUT_WR)) }
