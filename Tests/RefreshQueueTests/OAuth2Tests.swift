@@ -321,6 +321,26 @@ struct HostileTokenEndpointTests {
         }
     }
 
+    /// "Neither tokens nor the client secret ever appear in … an error": also not the tokens the
+    /// refused answer itself issued, should the server write one into `token_type`. They were
+    /// shown whole; so was a sent secret with a space in it, once the space was dropped.
+    @Test func aTokenTypeThatHoldsTheAnswersOwnTokensShowsNeither() {
+        let access = "AT9f3kQ2xV7pL0sN4mB8cR1tY6wE5uZ"
+        let refresh = "RT-new é 0123456789"
+        for type in ["Bearer \(access)", "Bearer \(refresh)", "Bearer rt-old value"] {
+            let body = #"{"access_token":"\#(access)","refresh_token":"\#(refresh)","token_type":"\#(type)"}"#
+            #expect {
+                try TokenResponse.token(
+                    from: Data(body.utf8), issuedAt: received, previous: nil, secrets: ["rt-old value"])
+            } throws: { error in
+                guard case OAuth2Error.unsupportedTokenType(let shown) = error else { return false }
+                let text = "\(error) \(error.localizedDescription)"
+                return shown.hasPrefix("Bearer") && !text.contains("AT9f3kQ2") && !text.contains("0123456789")
+                    && !text.contains("rt-oldvalue")
+            }
+        }
+    }
+
     @Test(arguments: ["DPoP", "mac", "N_A"])
     func aTokenTypeOtherThanBearerIsRefusedByName(type: String) {
         #expect {

@@ -17,7 +17,8 @@ enum TokenResponse {
     /// that is negative, not a number (`true` included), or not finite. One longer than a year
     /// is read as a year. A `token_type` not in `acceptedTypes` (compared without regard to letter
     /// case) is refused as ``OAuth2Error/unsupportedTokenType(_:)``, which keeps of it only what
-    /// a log line may show: none of the `secrets` the client sent, should the server echo one.
+    /// a log line may show: none of the `secrets` the client sent, should the server echo one,
+    /// and neither token of the answer itself.
     static func token(
         from data: Data, issuedAt: Date, previous: OAuth2Token?, requestedScope: String? = nil,
         acceptedTypes: [String] = ["Bearer"], secrets: [String] = []
@@ -34,13 +35,17 @@ enum TokenResponse {
         guard let tokenType = object["token_type"] as? String, !tokenType.isEmpty else {
             throw OAuth2Error.malformedResponse("token_type is missing")
         }
-        guard acceptedTypes.contains(where: { $0.caseInsensitiveCompare(tokenType) == .orderedSame }) else {
-            // Invisible characters go first, so that none can split a secret and hide it; the cut
-            // to 40 comes last, so that no secret longer than that is kept cut but readable.
-            throw OAuth2Error.unsupportedTokenType(
-                OAuth2Error.printable(SecretRedaction(secrets: secrets).redact(OAuth2Error.visible(tokenType))))
-        }
         let refreshToken = (object["refresh_token"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        guard acceptedTypes.contains(where: { $0.caseInsensitiveCompare(tokenType) == .orderedSame }) else {
+            // Invisible characters go first, so that none can split a secret and hide it, and each
+            // secret is also looked for without its own; the cut to 40 comes last, so that no
+            // secret longer than that is kept cut but readable. The tokens of this very answer
+            // are secrets too, should the server write one into the type.
+            let hidden = secrets + [accessToken, refreshToken ?? ""]
+            let redaction = SecretRedaction(secrets: hidden + hidden.map(OAuth2Error.visible))
+            throw OAuth2Error.unsupportedTokenType(
+                OAuth2Error.printable(redaction.redact(OAuth2Error.visible(tokenType))))
+        }
         return OAuth2Token(
             accessToken: accessToken,
             tokenType: tokenType,

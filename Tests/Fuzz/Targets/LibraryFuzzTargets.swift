@@ -73,9 +73,26 @@ enum LibraryFuzzTargets {
             return findings
         } catch let error as OAuth2Error {
             return leaks(error.description, "the error") + leaks(String(reflecting: error), "the error")
+                + issuedTokenShown(in: error, answer: data)
         } catch {
             return ["an untyped error: \(type(of: error))"]
         }
+    }
+
+    /// Whether the refused token type shows a token the answer itself issued. Only tokens of 8
+    /// visible characters or more, with no bracket, are looked for: a shorter one may be any word
+    /// of the type, and a bracket may join a token's end to the redaction mark (as may a token
+    /// that is part of the mark).
+    private static func issuedTokenShown(in error: OAuth2Error, answer: Data) -> [String] {
+        guard case .unsupportedTokenType(let shown) = error,
+            let object = (try? JSONSerialization.jsonObject(with: answer)) as? [String: Any]
+        else { return [] }
+        let issued = ["access_token", "refresh_token"].compactMap { object[$0] as? String }.map(OAuth2Error.visible)
+        return issued.filter {
+            $0.count >= 8 && !$0.contains("[") && !$0.contains("]") && !SecretRedaction.replacement.contains($0)
+                && shown.contains($0)
+        }
+        .map { _ in "the refused token type shows a token of the answer" }
     }
 
     // MARK: - Error answer (RFC 6749 §5.2) and Retry-After
