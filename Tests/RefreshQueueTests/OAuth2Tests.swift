@@ -296,6 +296,21 @@ struct HostileTokenEndpointTests {
         #expect(endpointError.errorDescription == "bad token [redacted]!")
     }
 
+    /// A secret echoed with a character that shows nothing inside it (a NUL, a DEL, a zero-width
+    /// space) was not found, and reached the error whole to anyone reading the log; a line break
+    /// in `error_description` started a new line in it.
+    @Test func anErrorEchoingASecretSplitByAnInvisibleCharacterIsRedacted() {
+        let body =
+            #"{"error":"invalid_grant","error_description":"bad rt-12\u0000345, rt-1\u007f2345, rt-\u200b12345\nX: 1"}"#
+        let parsed = error(400, body, secrets: ["rt-12345"])
+        guard case .tokenEndpoint(let endpointError) = parsed else {
+            Issue.record("expected tokenEndpoint, got \(parsed)")
+            return
+        }
+        #expect(endpointError.errorDescription == "bad [redacted], [redacted], [redacted]X: 1")
+        #expect(!"\(parsed)".contains("345"))
+    }
+
     @Test func textWithoutASecretIsKeptByteForByte() {
         let redaction = SecretRedaction(secrets: ["rt-12345", "s3cret value"])
         for text in ["", "%", "100 %", "rt-1234", "%7", "rt-1234%3", "é – 日本 🔑 rt-1234€"] {

@@ -91,6 +91,20 @@ extension OAuth2Error: CustomStringConvertible, LocalizedError, TokenFreeError {
         String(visible(text).prefix(40))
     }
 
+    /// A server's sentence without the characters that show nothing (controls, line breaks and
+    /// invisible formatting such as zero-width spaces): none of them can split a secret so that
+    /// it is no longer found, nor start a new line in a log.
+    static func withoutHiddenCharacters(_ text: String) -> String {
+        String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.filter {
+                    switch $0.properties.generalCategory {
+                    case .control, .format, .lineSeparator, .paragraphSeparator: return false
+                    default: return true
+                    }
+                }))
+    }
+
     /// The visible ASCII characters of a server's word, all of them.
     static func visible(_ text: String) -> String {
         String(String.UnicodeScalarView(text.unicodeScalars.filter { (0x21...0x7E).contains($0.value) }))
@@ -102,7 +116,8 @@ public struct TokenEndpointError: Sendable, Equatable, CustomStringConvertible {
     /// The `error` code.
     public var code: TokenErrorCode
     /// `error_description`, with anything the client sent as a secret (refresh token, code,
-    /// client secret) removed in case the server echoed it.
+    /// client secret) removed in case the server echoed it, and without the characters that
+    /// show nothing (controls, line breaks, zero-width formatting).
     public var errorDescription: String?
     /// `error_uri`.
     public var errorURI: URL?

@@ -269,11 +269,12 @@ public struct TokenEndpointClient: Sendable {
             let code = object["error"] as? String, !code.isEmpty
         {
             let redaction = SecretRedaction(secrets: secrets)
-            let description = (object["error_description"] as? String).map(redaction.redact)
-            let uri = (object["error_uri"] as? String).map(redaction.redact).flatMap(URL.init(string:))
+            let shown = { (text: String) in redaction.redact(OAuth2Error.withoutHiddenCharacters(text)) }
+            let description = (object["error_description"] as? String).map(shown)
+            let uri = (object["error_uri"] as? String).map(shown).flatMap(URL.init(string:))
             return .tokenEndpoint(
                 TokenEndpointError(
-                    code: TokenErrorCode(rawValue: redaction.redact(code)), errorDescription: description,
+                    code: TokenErrorCode(rawValue: shown(code)), errorDescription: description,
                     errorURI: uri, status: status, retryAfter: retryAfter))
         }
         return .server(status: status, retryAfter: retryAfter)
