@@ -506,6 +506,24 @@ struct ReauthorizationTests {
         #expect(service.refreshCount == 1)
     }
 
+    /// "It carried the token held now … one refresh starts": also when the closure held nothing
+    /// as the 401 came back (an `invalidate()` while the request was out) and `find()` gives the
+    /// rejected token again. The retry went out with that very token, and nothing was refreshed.
+    @Test func aRejectedTokenFoundAgainAfterAnInvalidateIsRefreshedNotSentAgain() async throws {
+        let service = TokenService()
+        service.store(service.authentication("rejected"))
+        let closure = Closure.make(service)
+        let sent = try await closure.authorize(makeRequest())
+        closure.invalidate()
+        let retry = try await closure.reauthorize(sent)
+        #expect(retry.value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
+        #expect(service.refreshCount == 1)
+        // Requests after it use the refreshed token too.
+        let next = try await closure.authorize(makeRequest())
+        #expect(next.value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
+        #expect(service.refreshCount == 1)
+    }
+
     @Test func aRefreshThatReturnsTheSameTokenDoesNotLoop() async throws {
         let service = TokenService()
         service.setBehavior(.custom { old in Future(value: old) })

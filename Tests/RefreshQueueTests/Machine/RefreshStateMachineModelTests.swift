@@ -84,6 +84,9 @@ private struct ModelWorld {
         let kind: Waiter.Kind
         /// The held credential the server rejected (HTTP 401) for this request: never sign with it.
         var rejected: HeldCredential?
+        /// The header the server rejected for this request while nothing was held: never sign
+        /// with a copy of it that `find()` reads.
+        var rejectedWhileUnheld: String?
         var answers = 0
         var cancelled = false
     }
@@ -142,6 +145,8 @@ private struct ModelWorld {
     var lastAnsweredRequestTicket: UInt64?
     var freshness: [ObjectIdentifier: Freshness] = [:]
     var credentials: [HeldCredential] = []
+    /// The credential a request was last rejected with: `find()` often reads a copy of it.
+    var lastRejected: HeldCredential?
     var tokenCounter = 0
     var failure: String?
 
@@ -273,12 +278,16 @@ private struct ModelWorld {
         var rejectedHeld: HeldCredential?
         if rejected, let some = credentials.randomElement(using: &random), case .success(let value) = some.header {
             header = value
+            lastRejected = some
             if some === machine.snapshot.credential { rejectedHeld = some }
         }
+        let unheld = machine.snapshot.credential == nil
         let (ticket, actions) = machine.arrive(
             URLRequest(url: URL(fileURLWithPath: "/")), completion: { _ in }, kind: kind, rejectedHeader: header,
             staleGeneration: staleGeneration, now: now)
-        requests[ticket] = Request(ticket: ticket, arrivedAt: now, kind: kind, rejected: rejectedHeld)
+        requests[ticket] = Request(
+            ticket: ticket, arrivedAt: now, kind: kind, rejected: rejectedHeld,
+            rejectedWhileUnheld: unheld ? header : nil)
         apply(actions, "arrive \(ticket) \(kind)\(header != nil ? " rejected" : "")")
     }
 
@@ -291,7 +300,14 @@ private struct ModelWorld {
             pumpAwaiting = nil
             switch awaiting {
             case .find:
-                let found: HeldCredential? = Bool.random(using: &random) || credentials.isEmpty ? newCredential() : nil
+                // Sometimes a copy of a token seen before (the store still holds it), as a new
+                // object with the same header.
+                let found: HeldCredential? =
+                    switch Int.random(in: 0..<8, using: &random) {
+                    case 0..<3: newCredential()
+                    case 3 where !credentials.isEmpty: copyOfCredential()
+                    default: credentials.isEmpty ? newCredential() : nil
+                    }
                 apply(machine.found(found, now: now), "found \(found.map(name) ?? "nothing")", byPump: true)
             case .evaluate(let credential, let generation, _):
                 let value = freshness[ObjectIdentifier(credential)] ?? .fresh
@@ -514,6 +530,12 @@ private struct ModelWorld {
                 failure = "request \(waiter.ticket) signed again with the token the server rejected (a 401 loop)"
                 return
             }
+            if case .sign(let credential) = answers.outcome, let header = request.rejectedWhileUnheld,
+                credential.signingHeader == header
+            {
+                failure = "request \(waiter.ticket) signed with a copy of the token the server rejected (a 401 loop)"
+                return
+            }
             if request.kind == .request {
                 if let last = lastAnsweredRequestTicket, waiter.ticket < last {
                     failure = "request \(waiter.ticket) answered after request \(last): not in arrival order"
@@ -568,6 +590,19 @@ private struct ModelWorld {
             value ?? [.fresh, .fresh, .recommended, .needed][Int.random(in: 0..<4, using: &random)]
         credentials.append(credential)
         return credential
+    }
+
+    /// A new object with the token of a credential seen before: often the one last rejected.
+    private mutating func copyOfCredential() -> HeldCredential {
+        let original =
+            Bool.random(using: &random)
+            ? lastRejected ?? credentials[0]
+            : credentials[Int.random(in: 0..<credentials.count, using: &random)]
+        let token = name(original)
+        let copy = HeldCredential(authentication: ModelAuthentication(accessToken: token), header: original.header)
+        freshness[ObjectIdentifier(copy)] = freshness[ObjectIdentifier(original)]
+        credentials.append(copy)
+        return copy
     }
 
     private func name(_ credential: HeldCredential) -> String {

@@ -30,6 +30,8 @@ extension RefreshStateMachine {
         if let rejectedHeader, let held = credential, case .success(rejectedHeader) = held.value.header {
             rejectedGeneration = held.generation
             credential?.knownStale = true
+        } else if let rejectedHeader, credential == nil {
+            noteRejectedWhileUnheld(rejectedHeader)
         }
         if let staleGeneration, credential?.generation == staleGeneration {
             credential?.knownStale = true
@@ -56,6 +58,18 @@ extension RefreshStateMachine {
         }
         return (ticket, actions)
     }
+
+    /// Remembers a header value the server rejected while nothing was held. What was noted for
+    /// requests that have all left the line by now is forgotten, and only the last few are kept.
+    private mutating func noteRejectedWhileUnheld(_ header: String) {
+        if line.isEmpty { rejectedWhileUnheld = [] }
+        guard !rejectedWhileUnheld.contains(header) else { return }
+        if rejectedWhileUnheld.count == Self.rejectedWhileUnheldLimit { rejectedWhileUnheld.removeFirst() }
+        rejectedWhileUnheld.append(header)
+    }
+
+    /// How many rejected header values ``rejectedWhileUnheld`` keeps.
+    static var rejectedWhileUnheldLimit: Int { 16 }
 
     /// The fast path read that the held credential recommends a refresh ahead.
     mutating func refreshRecommended(generation: UInt64, now: TimeInterval) -> Actions {
@@ -196,6 +210,11 @@ extension RefreshStateMachine {
         if let found {
             generations &+= 1
             credential = Held(value: found, generation: generations, epoch: epoch)
+            if let header = found.signingHeader, rejectedWhileUnheld.contains(header) {
+                // The server rejected this very token while nothing was held: refresh it, do not
+                // send it again.
+                credential?.knownStale = true
+            }
         } else if let first = line.removeFirst() {
             // `find()` is asked again for the next waiter: a login saved meanwhile is seen.
             answer([first], .missing, into: &actions)

@@ -85,6 +85,10 @@ struct RefreshStateMachine: Sendable {
     /// The header values of what refreshes that succeeded after an `invalidate()` refreshed, while
     /// the current `find()` ran: a copy it read of one of them is spent (see ``found(_:now:)``).
     var spentWhileLoading: [String] = []
+    /// The header values the server rejected (HTTP 401) while nothing was held, after an
+    /// `invalidate()`: a copy `find()` reads of one of them is known stale, and is refreshed
+    /// rather than sent again (see ``found(_:now:)``).
+    var rejectedWhileUnheld: [String] = []
 
     init(configuration: Configuration) {
         self.configuration = configuration
