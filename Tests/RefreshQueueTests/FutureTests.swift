@@ -278,6 +278,35 @@ struct FutureAbandonedTests {
         #expect((error as? FutureError) == .abandoned)
     }
 
+    /// The documented order: a future abandoned inside a callback of another abandoned future
+    /// fails on the same thread just after that callback returns, once; inside a callback of a
+    /// future that completed, at once.
+    @Test(arguments: [true, false])
+    func aFutureAbandonedInsideACallbackFailsOnceOnThatThread(outerAbandoned: Bool) {
+        let keptOuter = Protected<Complete?>(nil)
+        let keptInner = Protected<Complete?>(nil)
+        let outer = Future<Int> { complete in keptOuter.withLock { $0 = complete } }
+        let inner = Future<Int> { complete in keptInner.withLock { $0 = complete } }
+        let innerFailures = Protected(0)
+        inner.observe { result in
+            if case .failure(let error) = result, (error as? FutureError) == .abandoned {
+                innerFailures.withLock { $0 += 1 }
+            }
+        }
+        let seenInsideCallback = Protected<Int?>(nil)
+        outer.observe { _ in
+            keptInner.withLock { $0 = nil }
+            seenInsideCallback.withLock { $0 = innerFailures.current }
+        }
+        if outerAbandoned {
+            keptOuter.withLock { $0 = nil }
+        } else {
+            keptOuter.current?(.success(1))
+        }
+        #expect(seenInsideCallback.current == (outerAbandoned ? 0 : 1))
+        #expect(innerFailures.current == 1)
+    }
+
     @Test func anAsyncWaiterOfAnAbandonedFutureThrowsInsteadOfWaitingForever() async {
         let kept = Protected<Complete?>(nil)
         let future = Future<Int> { complete in kept.withLock { $0 = complete } }

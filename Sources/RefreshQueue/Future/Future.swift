@@ -84,7 +84,10 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     ///
     /// If every copy of `complete` is released without having been called, the work that held it
     /// was dropped and the future can never complete: it fails at that moment with
-    /// ``FutureError/abandoned``, so that nobody waits for it forever.
+    /// ``FutureError/abandoned``, so that nobody waits for it forever. When that moment falls
+    /// inside a callback that is itself being told another future was abandoned, this one's
+    /// callbacks run on the same thread just after that callback returns: abandoned chains of
+    /// any length fail without growing the stack.
     @inlinable
     public init(_ body: (_ complete: @escaping @Sendable (Result<Value, any Error>) -> Void) -> Void) {
         storage = FutureStorage()
@@ -238,8 +241,8 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
 
     /// Transforms the value with a synchronous function; a thrown error fails the new future.
     ///
-    /// `transform` runs on the thread that completes this future. An error of this future skips
-    /// `transform` and fails the new one.
+    /// `transform` runs on the thread that completes this future, or at once, on your thread, if
+    /// it is complete already. An error of this future skips `transform` and fails the new one.
     ///
     /// ```swift
     /// let bearer = tokenFuture.map { token in "Bearer \(token.accessToken)" }
