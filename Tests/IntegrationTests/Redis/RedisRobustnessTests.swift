@@ -200,11 +200,12 @@ struct RedisRobustnessTests {
     func aServerWithEveryConnectionTakenIsATransportFailure(password: String?) throws {
         let full = try ScriptedRedisServer(reply: Array("-ERR max number of clients reached\r\n".utf8))
         defer { full.stop() }
-        let store = RedisAuthenticationStore<OAuth2Token>(
-            key: "k",
-            configuration: RedisConfiguration(
-                port: full.port, password: password, connectTimeout: 5, commandTimeout: 5))
         for attempt in ["read", "lock"] {
+            // A store of its own for each: the server closes the connection after its answer.
+            let store = RedisAuthenticationStore<OAuth2Token>(
+                key: "k",
+                configuration: RedisConfiguration(
+                    port: full.port, password: password, connectTimeout: 5, commandTimeout: 5))
             do {
                 if attempt == "read" { _ = try store.read() } else { _ = try store.lock(timeout: 0) }
                 Issue.record("\(attempt) succeeded on a full server")
