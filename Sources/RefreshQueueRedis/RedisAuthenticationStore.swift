@@ -48,7 +48,7 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
     /// Where the server is.
     public var configuration: RedisConfiguration { client.configuration }
 
-    private let client: RedisClient
+    let client: RedisClient
 
     /// The longest ``lockTTL``, in seconds: a year. As milliseconds it fits any integer the
     /// server takes, so that no value can crash the conversion.
@@ -91,14 +91,7 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
     ///   requests with `RefreshQueueError.authenticationUnreadable` instead of logging the user
     ///   out.
     public func read() throws -> Value? {
-        switch try client.run(RESPCommand("GET", [key])) {
-        case .null:
-            return nil
-        case .bulkString(let bytes):
-            return try? JSONDecoder().decode(Value.self, from: Data(bytes))
-        default:
-            throw RedisError.protocolViolation("GET answered with something other than a string")
-        }
+        try readRevision().value
     }
 
     /// Stores `value` as JSON, replacing what was stored.
@@ -108,6 +101,15 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
     ///   bound (``RedisConfiguration/maximumReplySize``, which counts a few bytes of framing), or the
     ///   error that kept the server from storing it.
     public func save(_ value: Value) throws {
+        let reply = try client.run(RESPCommand("SET", [key], value: Array(encoded(value))))
+        guard reply == .simpleString("OK") else { throw RedisError.protocolViolation("SET did not answer OK") }
+    }
+
+    /// `value` as the JSON that is stored.
+    ///
+    /// - Throws: ``RedisError/codingFailed(_:)`` when `value` does not encode, and
+    ///   ``RedisError/replyTooLarge(limit:)`` when it would not read back.
+    func encoded(_ value: Value) throws -> Data {
         let data: Data
         do {
             data = try JSONEncoder().encode(value)
@@ -118,8 +120,7 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
         guard RESPParser.bulkString(ofLength: data.count, fits: configuration.maximumReplySize) else {
             throw RedisError.replyTooLarge(limit: RESPParser.bound(configuration.maximumReplySize))
         }
-        let reply = try client.run(RESPCommand("SET", [key], value: Array(data)))
-        guard reply == .simpleString("OK") else { throw RedisError.protocolViolation("SET did not answer OK") }
+        return data
     }
 
     /// Deletes the stored value; deleting a missing one succeeds.

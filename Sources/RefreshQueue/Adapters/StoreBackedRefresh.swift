@@ -19,7 +19,9 @@ import Foundation
 /// 3. otherwise refresh the newest of the two (the stored one has the newest refresh token should
 ///    another process have rotated it), save the result if the store still holds what was
 ///    refreshed (or an older token this process refreshed away, whose save was missed), release
-///    the lock. If the store holds something else by then (a logout or a login meanwhile wins),
+///    the lock. The comparison and the save are one step with a ``RevisionedAuthenticationStore``
+///    (the built-in stores): the save lands only if the store still holds what was compared.
+///    If the store holds something else by then (a logout or a login meanwhile wins),
 ///    the result is neither saved nor adopted: the refresh fails with ``RefreshSuperseded`` and
 ///    the closure loads afresh. If the store cannot be read then, nothing is saved over it, but
 ///    the result is used and the save reported as failed: its refresh token may be the only one
@@ -38,8 +40,14 @@ import Foundation
 struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
     /// What the store holds; throws when it holds something it cannot read now.
     let load: @Sendable () throws -> Authentication?
-    let save: @Sendable (Authentication) throws -> Void
-    let remove: @Sendable () throws -> Void
+    /// What the store holds, with the revision a conditional write compares (nil for a store that
+    /// cannot compare, which is then checked and written in two steps).
+    let readRevision: @Sendable () throws -> (value: Authentication?, revision: StoredRevision?)
+    /// Saves if the store still holds the revision; false when it holds something else.
+    let save: @Sendable (Authentication, StoredRevision?) throws -> Bool
+    /// Deletes what is stored if the store still holds the revision; false when it holds
+    /// something else.
+    let remove: @Sendable (StoredRevision?) throws -> Bool
     /// Takes the store's cross-process lock, which is `nil` for a store only this process uses.
     let lock: @Sendable (TimeInterval) throws -> (any AuthenticationStoreLock)?
     /// Refreshes an authentication within a budget.
@@ -72,9 +80,14 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         onReauthenticationRequired: (@Sendable (any Error) -> Void)?,
         onEvent: (@Sendable (RefreshEvent) -> Void)?
     ) {
+        let writes = ComparedStoreWrites(store)
         load = { try store.read().map(decode) }
-        save = { try store.save(encode($0)) }
-        remove = { try store.remove() }
+        readRevision = {
+            let (value, revision) = try writes.read()
+            return (value.map(decode), revision)
+        }
+        save = { try writes.save(encode($0), $1) }
+        remove = writes.remove
         lock = { try store.refreshLock(timeout: $0) }
         refreshBase = RefreshingRequestClosure<Authentication>.refreshWithinBudget
         unusable = { authentication in
@@ -204,15 +217,16 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
                 case .notSaved(let error):
                     // The server may have rotated the refresh token already: dropping the result
                     // would leave only the spent one. Kept in memory; the next refresh here starts
-                    // from it and saves it then. Reported once the lock is released: `onEvent`
-                    // never runs under a lock, and a slow handler must not keep others waiting.
+                    // from it and saves it then. Reported once the lock is released: the closure's
+                    // `onEvent` never runs under the store's lock, and a slow handler must not keep
+                    // others waiting.
                     onSaveFailure(error)
                 }
             case .failure(let error):
                 let reauthenticate = RefreshFailureMeaning.requiresReauthentication(error)
                 if reauthenticate {
                     // Only the session that was refused: a logout or a login meanwhile stays.
-                    let removeIfCurrent = { if (try? load())??.sessionIdentity == baseIdentity { try? remove() } }
+                    let removeIfCurrent = { removeIfStored(baseIdentity) }
                     if locked { removeIfCurrent() } else { relocked(otherwise: { _ in }, removeIfCurrent) }
                 }
                 owned?.unlock()
@@ -237,25 +251,48 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
 
     /// Saves `fresh` if the store holds a token this process refreshed away (the one just
     /// refreshed, or an older one whose save was missed): anything else is another session.
+    ///
+    /// Decided on one reading and written only if the store still holds it: a logout or a login
+    /// between the two (which takes no refresh lock) makes the write fail, and the next reading
+    /// finds it.
     private func saveIfCurrent(_ fresh: Authentication) -> SaveOutcome {
-        let stored: Authentication?
-        do {
-            stored = try load()
-        } catch {
-            return .notSaved(error)
+        for _ in 0..<Self.conditionalWriteAttempts {
+            let stored: Authentication?
+            let revision: StoredRevision?
+            do {
+                (stored, revision) = try readRevision()
+            } catch {
+                return .notSaved(error)
+            }
+            // User code (the tokens) is read before taking the lock.
+            guard let storedIdentity = stored?.sessionIdentity, superseded.withLock({ $0.contains(storedIdentity) })
+            else {
+                return .superseded
+            }
+            do {
+                if try save(fresh, revision) { return .saved }
+            } catch {
+                return .notSaved(error)
+            }
         }
-        // User code (the tokens) is read before taking the lock.
-        guard let storedIdentity = stored?.sessionIdentity, superseded.withLock({ $0.contains(storedIdentity) })
-        else {
-            return .superseded
-        }
-        do {
-            try save(fresh)
-            return .saved
-        } catch {
-            return .notSaved(error)
+        // The store changed under every attempt: others are writing it, and their writes win.
+        return .superseded
+    }
+
+    /// Deletes what is stored if it is still the session `identity` (the one whose refresh was
+    /// refused): a logout or a login meanwhile stays. Best effort: a store that cannot be read or
+    /// written now keeps what it holds.
+    private func removeIfStored(_ identity: String) {
+        for _ in 0..<Self.conditionalWriteAttempts {
+            guard let (stored, revision) = try? readRevision(), stored?.sessionIdentity == identity,
+                let removed = try? remove(revision), !removed
+            else { return }
         }
     }
+
+    /// How many times a conditional write is decided again after the store changed between the
+    /// reading and the write.
+    private static var conditionalWriteAttempts: Int { 3 }
 
     /// For a refresh that outlived its lock: runs `body` under the lock taken again (waiting at
     /// most a second), so that what is saved or removed is decided and done under it; `otherwise`

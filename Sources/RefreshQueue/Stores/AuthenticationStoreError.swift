@@ -6,7 +6,8 @@ import Foundation
 /// that code and tests can match a case with its values.
 public enum AuthenticationStoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// ``CoordinatedAuthenticationStore/lock(timeout:)`` waited `after` seconds and the lock was
-    /// still held by someone else.
+    /// still held by someone else; or a ``FileAuthenticationStore``'s save or removal waited that
+    /// long for another one's write lock.
     case lockTimedOut(after: TimeInterval)
 
     /// The stored file was written by a newer version of the app, in format version `found`;

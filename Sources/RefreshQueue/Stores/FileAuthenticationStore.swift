@@ -18,6 +18,10 @@ import Foundation
 /// - **Coordinated**: ``lock(timeout:)`` takes an exclusive `flock` on `<file>.lock`, so that the
 ///   processes sharing the file (an app and its extensions, several CLI invocations) refresh one
 ///   at a time. The kernel releases the lock if its holder dies.
+/// - **Serialized**: every save and removal holds a short exclusive `flock` on a hidden
+///   `.<file>.write.lock` while it checks what the file holds and writes, so that a write decided
+///   on one reading (a refresh saving over the token it refreshed, a check for a newer version's
+///   file) never lands on another: a logout or a login in another process at that moment wins.
 ///
 /// ```swift
 /// let url = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
@@ -35,15 +39,19 @@ import Foundation
 ///
 /// A process killed in the middle of `save` may leave a hidden temporary file
 /// (`.<name>.<pid>-<random>.tmp`, mode 0600) next to the stored file; the stored file itself is
-/// intact, and the next `save` deletes the temporary files whose writing process no longer exists.
-/// Never delete the lock file while the store is in use: the store detects it and locks the new
+/// intact, and the next `save` deletes the temporary files over a minute old whose writing
+/// process no longer exists (or has the ID of the process saving: it reuses a dead writer's).
+/// Never delete the lock files while the store is in use: the store detects it and locks the new
 /// file, but a process holding the old one would not notice.
-public final class FileAuthenticationStore<Value: Codable & Sendable>: CoordinatedAuthenticationStore {
+public final class FileAuthenticationStore<Value: Codable & Sendable>: CoordinatedAuthenticationStore,
+    RevisionedAuthenticationStore
+{
     /// The JSON file the authentication is kept in.
     public let fileURL: URL
 
     /// The file that ``lock(timeout:)`` locks: `fileURL` with `.lock` appended, in the same
-    /// directory. It is created on the first lock and never deleted; it stays empty.
+    /// directory. It is created on the first lock and never deleted; it stays empty. (Saves and
+    /// removals lock another file, `.<name>.write.lock`, kept the same way.)
     public var lockFileURL: URL { lockURL }
 
     /// The data-protection class every save gives the file on iOS, tvOS and watchOS.
@@ -52,6 +60,10 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
     private let lockURL: URL
     private let paths: FileStorePaths
     private let onEvent: (@Sendable (AuthenticationStoreEvent) -> Void)?
+    /// The longest a save or a removal waits for another one to finish, in seconds: 10, or less
+    /// in tests. Each holds the write lock for the milliseconds of a read and a write; only a
+    /// process stopped while holding it (in a debugger, say) keeps the others waiting that long.
+    private let writeLockTimeout: TimeInterval
 
     /// Creates a store for the file at `fileURL`; the file itself need not exist.
     ///
@@ -66,14 +78,24 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
     ///     refresh in the background after the first unlock can read it). Ignored elsewhere.
     ///   - onEvent: Receives an ``AuthenticationStoreEvent`` when a file is corrupt, unreadable or
     ///     from a newer version, and after each save and removal. Called synchronously on the
-    ///     thread calling the store.
+    ///     thread calling the store, never while a save or a removal holds the write lock. (A
+    ///     refresh through the store reads and saves while it holds ``lock(timeout:)``: a handler
+    ///     must not wait for that lock.)
     /// - Throws: ``AuthenticationStoreError/invalidFileURL(_:)`` when `fileURL` is not a file URL,
     ///   names a directory (a directory URL, or the path of a directory that exists, with or
     ///   without its final slash), or has a file name longer than 250 bytes (its lock file,
     ///   `<name>.lock`, would not fit in a file name). Never for a missing file or directory.
-    public init(
+    public convenience init(
         fileURL: URL, protection: FileProtection = .completeUntilFirstUserAuthentication,
         onEvent: (@Sendable (AuthenticationStoreEvent) -> Void)? = nil
+    ) throws {
+        try self.init(fileURL: fileURL, protection: protection, writeLockTimeout: 10, onEvent: onEvent)
+    }
+
+    /// The public initializer, with the write lock's timeout.
+    init(
+        fileURL: URL, protection: FileProtection = .completeUntilFirstUserAuthentication,
+        writeLockTimeout: TimeInterval, onEvent: (@Sendable (AuthenticationStoreEvent) -> Void)? = nil
     ) throws {
         var isDirectory: ObjCBool = false
         guard let paths = FileStorePaths(fileURL),
@@ -84,6 +106,7 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
         self.lockURL = URL(fileURLWithPath: paths.lockFile, isDirectory: false)
         self.paths = paths
         self.onEvent = onEvent
+        self.writeLockTimeout = writeLockTimeout
         try? StoreFileSystem.makeDirectories(atPath: paths.directory)
     }
 
@@ -112,33 +135,46 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
     /// not an authentication file at all (a directory, a FIFO, a symbolic link) and what is
     /// corrupt still read as nil, with their events.
     public func read() throws -> Value? {
+        try readRevision().value
+    }
+
+    /// What ``read()`` returns, with the revision it was read at: the file's bytes.
+    package func readRevision() throws -> (value: Value?, revision: StoredRevision) {
+        let found = StoreFileSystem.readFile(atPath: paths.file)
+        let revision = Self.revision(of: found)
         let contents: Data
-        switch StoreFileSystem.readFile(atPath: paths.file) {
+        switch found {
         case .missing:
-            return nil
+            return (nil, revision)
         case .failed(let error):
             emit(.unreadableFile(fileURL, errno: error))
             if !Self.notAFile.contains(error) {
                 throw AuthenticationStoreError.io(operation: "read the stored file", errno: error)
             }
-            return nil
+            return (nil, revision)
         case .tooLarge:
             emit(.corruptFile(fileURL))
-            return nil
+            return (nil, revision)
         case .contents(let data, let tightenedFrom):
             if let tightenedFrom { emit(.permissionsTightened(fileURL, found: tightenedFrom)) }
             contents = data
         }
         switch StoredAuthenticationFormat.decode(Value.self, from: contents) {
         case .value(let value):
-            return value
+            return (value, revision)
         case .corrupt:
             emit(.corruptFile(fileURL))
-            return nil
+            return (nil, revision)
         case .futureVersion(let found):
             emit(.futureFormatVersion(fileURL, found: found, supported: StoredAuthenticationFormat.currentVersion))
-            return nil
+            return (nil, revision)
         }
+    }
+
+    /// The revision of what a read found: its bytes, or nothing.
+    private static func revision(of found: StoreFileSystem.ReadResult) -> StoredRevision {
+        if case .contents(let data, _) = found { return StoredRevision(bytes: data) }
+        return StoredRevision(bytes: nil)
     }
 
     /// The errors of a path that holds no authentication file at all (a directory, a FIFO, a
@@ -157,10 +193,21 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
     ///
     /// - Throws: ``AuthenticationStoreError/futureFormatVersion(found:supported:)`` when the file
     ///   was written by a newer version (it is left untouched),
-    ///   ``AuthenticationStoreError/encodingFailed`` when `value` cannot be encoded, and
+    ///   ``AuthenticationStoreError/encodingFailed`` when `value` cannot be encoded,
     ///   ``AuthenticationStoreError/io(operation:errno:)`` when the file cannot be read now or
-    ///   writing fails.
+    ///   writing fails, and ``AuthenticationStoreError/lockTimedOut(after:)`` when another save or
+    ///   removal kept the write lock for longer than 10 seconds.
     public func save(_ value: Value) throws {
+        _ = try save(value, if: { _ in true })
+    }
+
+    /// Saves `value` if the file still holds `revision`, deciding and writing under the write
+    /// lock; returns false, and writes nothing, when it holds something else.
+    package func save(_ value: Value, ifStill revision: StoredRevision) throws -> Bool {
+        try save(value, if: { Self.revision(of: $0) == revision })
+    }
+
+    private func save(_ value: Value, if isCurrent: (StoreFileSystem.ReadResult) -> Bool) throws -> Bool {
         let data: Data
         do {
             data = try StoredAuthenticationFormat.encode(value)
@@ -168,36 +215,73 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
             // The encoder's error may quote the value: it is not passed on.
             throw AuthenticationStoreError.encodingFailed
         }
-        switch StoreFileSystem.readFile(atPath: paths.file) {
-        case .contents(let existing, _):
-            if let found = StoredAuthenticationFormat.formatVersion(of: existing),
-                found > StoredAuthenticationFormat.currentVersion
-            {
-                throw AuthenticationStoreError.futureFormatVersion(
-                    found: found, supported: StoredAuthenticationFormat.currentVersion)
-            }
-        case .failed(let error) where !Self.notAFile.contains(error):
-            // Unreadable now, not absent: what it holds is unknown, so it is not overwritten.
-            throw AuthenticationStoreError.io(operation: "read the stored file", errno: error)
-        case .missing, .failed, .tooLarge:
-            break
-        }
         try StoreFileSystem.makeDirectories(atPath: paths.directory)
-        let abandoned = StoreFileSystem.removeAbandonedTemporaryFiles(paths)
-        if abandoned > 0 { emit(.abandonedTemporaryFilesRemoved(fileURL, count: abandoned)) }
-        try StoreFileSystem.replaceFile(paths, with: data, protection: protection)
-        emit(.saved(fileURL))
+        return try underWriteLock { events in
+            let found = StoreFileSystem.readFile(atPath: paths.file)
+            guard isCurrent(found) else { return false }
+            switch found {
+            case .contents(let existing, _):
+                if let found = StoredAuthenticationFormat.formatVersion(of: existing),
+                    found > StoredAuthenticationFormat.currentVersion
+                {
+                    throw AuthenticationStoreError.futureFormatVersion(
+                        found: found, supported: StoredAuthenticationFormat.currentVersion)
+                }
+            case .failed(let error) where !Self.notAFile.contains(error):
+                // Unreadable now, not absent: what it holds is unknown, so it is not overwritten.
+                throw AuthenticationStoreError.io(operation: "read the stored file", errno: error)
+            case .missing, .failed, .tooLarge:
+                break
+            }
+            let abandoned = StoreFileSystem.removeAbandonedTemporaryFiles(paths)
+            if abandoned > 0 { events.append(.abandonedTemporaryFilesRemoved(fileURL, count: abandoned)) }
+            try StoreFileSystem.replaceFile(paths, with: data, protection: protection)
+            events.append(.saved(fileURL))
+            return true
+        }
     }
 
     /// Deletes the file, whatever it holds (also one from a newer format version). A missing file
-    /// is not an error. The lock file is kept.
+    /// is not an error. The lock files are kept.
     ///
     /// - Throws: ``AuthenticationStoreError/io(operation:errno:)`` when the file exists but cannot
-    ///   be deleted.
+    ///   be deleted, and ``AuthenticationStoreError/lockTimedOut(after:)`` when another save or
+    ///   removal kept the write lock for longer than 10 seconds.
     public func remove() throws {
-        if try StoreFileSystem.removeFile(atPath: paths.file, directory: paths.directory) {
-            emit(.removed(fileURL))
+        _ = try remove(if: { _ in true })
+    }
+
+    /// Deletes the file if it still holds `revision`, deciding and deleting under the write lock;
+    /// returns false, and deletes nothing, when it holds something else.
+    package func remove(ifStill revision: StoredRevision) throws -> Bool {
+        try remove(if: { Self.revision(of: $0) == revision })
+    }
+
+    private func remove(if isCurrent: (StoreFileSystem.ReadResult) -> Bool) throws -> Bool {
+        do {
+            return try underWriteLock { events in
+                guard isCurrent(StoreFileSystem.readFile(atPath: paths.file)) else { return false }
+                if try StoreFileSystem.removeFile(atPath: paths.file, directory: paths.directory) {
+                    events.append(.removed(fileURL))
+                }
+                return true
+            }
+        } catch AuthenticationStoreError.io(_, let error) where error == ENOENT {
+            // The directory is gone, so the file is too.
+            return isCurrent(.missing)
         }
+    }
+
+    /// Runs `body` holding the write lock, then reports the events it collected once the lock
+    /// is released: an `onEvent` handler that saves again must not wait for its own lock.
+    private func underWriteLock<Outcome>(
+        _ body: (inout [AuthenticationStoreEvent]) throws -> Outcome
+    ) throws -> Outcome {
+        var events: [AuthenticationStoreEvent] = []
+        defer { events.forEach(emit) }
+        let lock = try FileStoreLock.acquire(path: paths.writeLockFile, timeout: writeLockTimeout)
+        defer { lock.unlock() }
+        return try body(&events)
     }
 
     /// Takes an exclusive lock on ``lockFileURL``, waiting at most `timeout` seconds.

@@ -10,6 +10,9 @@ struct FileStorePaths: Sendable {
     let lockFile: String
     /// The file's name, without its directory.
     let name: String
+    /// The hidden file that every save and removal locks: `.<name>.write.lock`, the name cut to
+    /// its first 40 scalars as in temporary files.
+    let writeLockFile: String
 
     /// The longest file name a store takes, in bytes: its lock file, `<name>.lock`, must fit in
     /// the 255 bytes a name may have on the file systems the package runs on.
@@ -31,6 +34,7 @@ struct FileStorePaths: Sendable {
         self.directory = slash == path.startIndex ? "/" : String(path[..<slash])
         self.lockFile = path + ".lock"
         self.name = name
+        self.writeLockFile = (directory == "/" ? "/" : directory + "/") + Self.hiddenPrefix(of: name) + "write.lock"
     }
 
     /// A fresh name for a temporary file next to the stored one: hidden, unique, short enough for
@@ -43,9 +47,15 @@ struct FileStorePaths: Sendable {
         return "\(prefix)\(temporaryPrefix)\(processID)-\(random).tmp"
     }
 
-    /// What every temporary file's name starts with: a dot, at most 40 scalars (160 bytes) of the
-    /// name (within NAME_MAX with the rest), a dot.
+    /// What every temporary file's name starts with: `.<name>.`, the name cut to its first 40
+    /// scalars.
     var temporaryPrefix: String {
+        Self.hiddenPrefix(of: name)
+    }
+
+    /// A dot, at most 40 scalars (160 bytes) of `name` (within NAME_MAX with any suffix the store
+    /// adds), a dot.
+    private static func hiddenPrefix(of name: String) -> String {
         ".\(String(name.unicodeScalars.prefix(40)))."
     }
 

@@ -112,15 +112,17 @@ enum StoreFileSystem {
     static let abandonedTemporaryFileAge: TimeInterval = 60
 
     /// Deletes the temporary files that writers of `paths.file` left behind when they were killed
-    /// mid-save (their process no longer exists, and the file is over a minute old); returns how
-    /// many. Those of live processes, this one included, are theirs to finish.
+    /// mid-save (the file is over a minute old, and its process no longer exists or is this one);
+    /// returns how many. Called under the write lock, so this process is writing none of them:
+    /// one carrying its process ID was left by a killed writer whose ID it reuses (every start of
+    /// a container's entry point is process 1). Those of other live processes are theirs to finish.
     static func removeAbandonedTemporaryFiles(_ paths: FileStorePaths, now: Date = Date()) -> Int {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: paths.directory) else { return 0 }
         var removed = 0
         let prefix = paths.directory == "/" ? "/" : paths.directory + "/"
         for entry in entries {
-            guard let writer = paths.writer(ofTemporaryFile: entry), writer > 0, writer != getpid() else { continue }
-            guard kill(writer, 0) != 0, errno == ESRCH else { continue }
+            guard let writer = paths.writer(ofTemporaryFile: entry), writer > 0 else { continue }
+            guard writer == getpid() || (kill(writer, 0) != 0 && errno == ESRCH) else { continue }
             let modified = (try? FileManager.default.attributesOfItem(atPath: prefix + entry))?[.modificationDate]
             guard let modified = modified as? Date,
                 now.timeIntervalSince(modified) >= abandonedTemporaryFileAge

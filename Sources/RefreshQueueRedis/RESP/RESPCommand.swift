@@ -13,6 +13,11 @@ struct RESPCommand: Sendable {
         self.arguments = ([name] + arguments).map { Array($0.utf8) } + [value] + trailing.map { Array($0.utf8) }
     }
 
+    /// A command given as raw bytes, its name first (values to store and compare).
+    init(raw arguments: [[UInt8]]) {
+        self.arguments = arguments
+    }
+
     /// The bytes on the wire.
     var encoded: [UInt8] {
         var bytes = Array("*\(arguments.count)\r\n".utf8)

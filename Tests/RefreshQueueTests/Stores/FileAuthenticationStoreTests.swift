@@ -75,7 +75,7 @@ struct FileAuthenticationStoreTests {
         try store.save(.sample(2))
 
         #expect(store.load() == .sample(2))
-        #expect(try directory.entries() == ["auth.json"])
+        #expect(try directory.entries() == [".auth.json.write.lock", "auth.json"])
     }
 
     // MARK: - Reading what is not there or not right
@@ -149,7 +149,7 @@ struct FileAuthenticationStoreTests {
             try store.save(.sample())
         }
         #expect(try Data(contentsOf: url) == future)
-        #expect(try directory.entries() == ["auth.json"])
+        #expect(try directory.entries() == [".auth.json.write.lock", "auth.json"])
         #expect(log.events.allSatisfy { !$0.description.contains("s3cret") })
 
         // Logging out still works: remove deletes whatever is there.
@@ -344,7 +344,7 @@ struct FileAuthenticationStoreTests {
 
         try store.remove()
 
-        #expect(try directory.entries() == ["auth.json.lock"])
+        #expect(try directory.entries() == [".auth.json.write.lock", "auth.json.lock"])
     }
 
     // MARK: - Failures and secrets
@@ -366,7 +366,7 @@ struct FileAuthenticationStoreTests {
 
         #expect(error?.description.contains("s3cret") == false)
         #expect(try Data(contentsOf: store.fileURL) == before)
-        #expect(try directory.entries() == ["auth.json"])
+        #expect(try directory.entries() == [".auth.json.write.lock", "auth.json"])
     }
 
     @Test func errorAndEventTextsNameTheFileOrTheCauseButNeverTheValue() {
@@ -431,6 +431,6 @@ struct FileAuthenticationStoreTests {
         #expect(log.events.count == writers * savesPerWriter + 1)
         let final = try #require(store.load())
         #expect(written.contains(final.accessToken))
-        #expect(try directory.entries() == ["auth.json"])
+        #expect(try directory.entries() == [".auth.json.write.lock", "auth.json"])
     }
 }

@@ -57,7 +57,11 @@ struct FileStoreHardeningTests {
         let store = try Store(fileURL: directory.file("auth.json"), onEvent: log.handler)
         // A writer that was killed mid-save: its process is gone, its temporary file is not.
         let dead = try exitedProcessID()
-        let leftovers = [".auth.json.\(dead)-1a2b3c.tmp", ".auth.json.\(dead)-4d5e6f.tmp"]
+        // And one whose writer had this process's ID: a killed writer whose ID this process
+        // reuses (every start of a container's entry point is process 1).
+        let leftovers = [
+            ".auth.json.\(dead)-1a2b3c.tmp", ".auth.json.\(dead)-4d5e6f.tmp", ".auth.json.\(getpid())-5a5b.tmp",
+        ]
         // A writer still at work (this process's parent stands in for it), and unrelated files.
         let live = [".auth.json.\(getppid())-777.tmp", ".other.json.\(dead)-1.tmp", "notes.txt"]
         // And one whose writer cannot be found but wrote a moment ago: one in another container,
@@ -75,7 +79,7 @@ struct FileStoreHardeningTests {
         let entries = try directory.entries()
         #expect(entries.filter { leftovers.contains($0) }.isEmpty)
         #expect((live + [recent]).allSatisfy(entries.contains))
-        #expect(log.events.contains(.abandonedTemporaryFilesRemoved(store.fileURL, count: 2)))
+        #expect(log.events.contains(.abandonedTemporaryFilesRemoved(store.fileURL, count: 3)))
         #expect(store.load() == .sample())
     }
 
