@@ -275,8 +275,10 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
                 return .notSaved(error)
             }
         }
-        // The store changed under every attempt: others are writing it, and their writes win.
-        return .superseded
+        // Every reading showed a session this process refreshed away, and every write found the
+        // store changed since: someone keeps writing that old session. The result is used, as its
+        // refresh token may be the only one the server still accepts, and the next refresh saves it.
+        return .notSaved(StoreKeptChanging())
     }
 
     /// Deletes what is stored if it is still the session `identity` (the one whose refresh was
@@ -325,6 +327,14 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
             return true
         }
         if first { onReauthenticationRequired?(error) }
+    }
+}
+
+/// Why a refreshed authentication was not saved: the store changed between each reading and the
+/// write that followed it.
+private struct StoreKeptChanging: TokenFreeError {
+    var description: String {
+        "The stored authentication changed at every attempt to save the refreshed one over it."
     }
 }
 

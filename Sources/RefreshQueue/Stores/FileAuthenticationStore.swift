@@ -19,9 +19,10 @@ import Foundation
 ///   processes sharing the file (an app and its extensions, several CLI invocations) refresh one
 ///   at a time. The kernel releases the lock if its holder dies.
 /// - **Serialized**: every save and removal holds a short exclusive `flock` on a hidden
-///   `.<file>.write.lock` while it checks what the file holds and writes, so that a write decided
-///   on one reading (a refresh saving over the token it refreshed, a check for a newer version's
-///   file) never lands on another: a logout or a login in another process at that moment wins.
+///   `.<name>.write.lock` (the name cut to its first 40 characters) while it checks what the file
+///   holds and writes, so that a write decided on one reading (a refresh saving over the token it
+///   refreshed, a check for a newer version's file) never lands on another: a logout or a login
+///   in another process at that moment wins.
 ///
 /// ```swift
 /// let url = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
@@ -78,7 +79,7 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
     ///     refresh in the background after the first unlock can read it). Ignored elsewhere.
     ///   - onEvent: Receives an ``AuthenticationStoreEvent`` when a file is corrupt, unreadable or
     ///     from a newer version, and after each save and removal. Called synchronously on the
-    ///     thread calling the store, never while a save or a removal holds the write lock. (A
+    ///     thread calling the store, after the call that reports it has released the write lock. (A
     ///     refresh through the store reads and saves while it holds ``lock(timeout:)``: a handler
     ///     must not wait for that lock.)
     /// - Throws: ``AuthenticationStoreError/invalidFileURL(_:)`` when `fileURL` is not a file URL,
@@ -274,13 +275,25 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
 
     /// Runs `body` holding the write lock, then reports the events it collected once the lock
     /// is released: an `onEvent` handler that saves again must not wait for its own lock.
+    ///
+    /// On iOS, tvOS and watchOS the lock is held inside background time: a suspended app holding
+    /// a file lock in a shared container is killed by the system. On a file system without
+    /// `flock` (some network mounts), `body` runs without the lock, as it would have to anyway.
     private func underWriteLock<Outcome>(
         _ body: (inout [AuthenticationStoreEvent]) throws -> Outcome
     ) throws -> Outcome {
         var events: [AuthenticationStoreEvent] = []
         defer { events.forEach(emit) }
-        let lock = try FileStoreLock.acquire(path: paths.writeLockFile, timeout: writeLockTimeout)
-        defer { lock.unlock() }
+        // A write takes milliseconds: should the system take the time back meanwhile, it ends.
+        let activity = BackgroundActivity.begin(reason: "Saving the authentication", onExpiry: {})
+        defer { activity.end() }
+        let lock: FileStoreLock?
+        do {
+            lock = try FileStoreLock.acquire(path: paths.writeLockFile, timeout: writeLockTimeout)
+        } catch AuthenticationStoreError.io(_, let error) where [ENOLCK, ENOTSUP, EOPNOTSUPP].contains(error) {
+            lock = nil
+        }
+        defer { lock?.unlock() }
         return try body(&events)
     }
 

@@ -4,7 +4,8 @@ import Foundation
 /// on one reading does not land on another.
 ///
 /// Two revisions are equal when the store held the same thing both times (the same bytes, or the
-/// same generation of an in-memory value); nothing stored is a revision too.
+/// same generation of an in-memory value); nothing stored is a revision too (for a file store,
+/// so is anything that is not a file it could read).
 package struct StoredRevision: Equatable, Sendable {
     private let marker: Data?
 

@@ -100,11 +100,16 @@ struct FileStoreWriteLockTests {
         box.withLock { $0 = nil }
     }
 
-    /// How many descriptors of this process are open on the file at `path`.
+    /// How many descriptors of this process are open on the file at `path` (same device and
+    /// inode, whatever symbolic links the path goes through).
     private static func descriptors(onFileAt path: String) -> Int {
+        var named = stat()
+        guard stat(path, &named) == 0 else { return 0 }
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return entries.filter {
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) == path
+        return entries.filter { entry in
+            var opened = stat()
+            return stat("/proc/self/fd/" + entry, &opened) == 0 && opened.st_dev == named.st_dev
+                && opened.st_ino == named.st_ino
         }.count
     }
 

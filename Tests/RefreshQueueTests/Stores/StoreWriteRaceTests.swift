@@ -31,6 +31,7 @@ struct StoreWriteRaceTests {
     /// result.
     private static func refresh<Store: AuthenticationStore>(
         through store: Store, other: Store, behavior: TokenService.Behavior = .succeed,
+        atReadings readingsChanged: ClosedRange<Int> = 2...2,
         meanwhile: @escaping @Sendable (Store) throws -> Void
     ) async throws -> (stored: String?, result: Result<FakeAuthentication, any Error>) where Store.Value == String {
         try store.save("stale")
@@ -43,7 +44,7 @@ struct StoreWriteRaceTests {
                     count += 1
                     return count
                 }
-                if reading == 2 { try? meanwhile(other) }
+                if readingsChanged.contains(reading) { try? meanwhile(other) }
                 return service.authentication(token, stale: token == "stale")
             },
             encode: { $0.accessToken }, scheme: .bearer, onReauthenticationRequired: nil, onEvent: nil)
@@ -118,6 +119,17 @@ struct StoreWriteRaceTests {
             try $0.save("user-b")
         }
         #expect(stored == "user-b")
+    }
+
+    @Test func aRefreshedTokenIsUsedWhenTheStoreKeepsChangingUnderEverySave() async throws {
+        // Something keeps writing the very session that was refreshed: no save lands, but the
+        // new token (whose refresh token may be the only one the server still accepts) is used.
+        let store = InMemoryAuthenticationStore<String>()
+        let (stored, result) = try await Self.refresh(through: store, other: store, atReadings: 2...100) {
+            try $0.save("stale")
+        }
+        #expect(stored == "stale")
+        #expect((try? result.get())?.accessToken == "token-1", "the refreshed token was dropped")
     }
 
     @Test func theRefreshedTokenIsSavedWhenNothingHappensMeanwhile() async throws {
