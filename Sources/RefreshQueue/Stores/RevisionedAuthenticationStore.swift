@@ -7,21 +7,17 @@ import Foundation
 /// same generation of an in-memory value); nothing stored is a revision too (for a file store,
 /// so is anything that is not a file it could read).
 package struct StoredRevision: Equatable, Sendable {
-    private let marker: Data?
+    /// The bytes the store held (nil: nothing); for an in-memory store, its generation's bytes.
+    package let bytes: Data?
 
     /// The revision of a store holding `bytes` (nil: nothing).
     package init(bytes: Data?) {
-        marker = bytes
-    }
-
-    /// The bytes the store held (nil: nothing), for a revision made with ``init(bytes:)``.
-    package var bytes: Data? {
-        marker
+        self.bytes = bytes
     }
 
     /// The revision of an in-memory store after `generation` writes.
     package init(generation: UInt64) {
-        marker = withUnsafeBytes(of: generation) { Data($0) }
+        bytes = withUnsafeBytes(of: generation) { Data($0) }
     }
 }
 
