@@ -101,16 +101,17 @@ final class RedisSocket {
     func send(_ bytes: [UInt8], deadline: TimeInterval, operation: String) throws(RedisError) {
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { buffer in
-                Glue.send(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+            // `errno` is read in the closure, right after the call: nothing run in between may
+            // overwrite it.
+            let (sent, failure) = bytes.withUnsafeBytes { buffer in
+                let sent = Glue.send(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                return (sent, sent < 0 ? errno : 0)
             }
             if sent > 0 {
                 offset += sent
                 continue
             }
-            guard sent < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else {
-                throw .connectionClosed
-            }
+            guard sent < 0, Self.isTransient(failure) else { throw .connectionClosed }
             guard try Self.wait(descriptor, for: Int16(POLLOUT), until: deadline) else { throw .timedOut(operation) }
         }
     }
@@ -133,10 +134,13 @@ final class RedisSocket {
         guard ProcessInfo.processInfo.systemUptime < deadline else { throw .timedOut(operation) }
         var chunk = [UInt8](repeating: 0, count: max(1, min(limit, 64 * 1024)))
         while true {
-            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            let (count, failure) = chunk.withUnsafeMutableBytes { buffer in
+                let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
+                return (count, count < 0 ? errno : 0)
+            }
             if count > 0 { return Array(chunk[0..<count]) }
             if count == 0 { throw .connectionClosed }
-            guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { throw .connectionClosed }
+            guard Self.isTransient(failure) else { throw .connectionClosed }
             guard try Self.wait(descriptor, for: Int16(POLLIN), until: deadline) else { throw .timedOut(operation) }
         }
     }
@@ -154,6 +158,11 @@ final class RedisSocket {
             if ready > 0 { return true }
             if ready < 0, errno != EINTR { throw .connectionFailed("poll() failed (\(errnoName()))") }
         }
+    }
+
+    /// Whether a failed `send` or `recv` only has to wait or be retried: the connection is fine.
+    private static func isTransient(_ code: Int32) -> Bool {
+        code == EAGAIN || code == EWOULDBLOCK || code == EINTR
     }
 
     private static func errnoName(_ code: Int32 = errno) -> String {
