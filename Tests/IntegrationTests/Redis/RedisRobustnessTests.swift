@@ -142,14 +142,31 @@ struct RedisRobustnessTests {
         let server = try RedisFixture.server()
         defer { server.stop() }
         let admin = RedisClient(RedisFixture.configuration(server))
-        _ = try admin.run(RESPCommand("ACL", ["SETUSER", "app", "on", "nopass", "~app:*", "+@all"]))
-        _ = try admin.run(RESPCommand("ACL", ["SETUSER", "default", "off"]))
+        // Each step says its name when it fails: the error alone does not say which call it was.
+        try Self.step(on: server, "ACL SETUSER app") {
+            _ = try admin.run(RESPCommand("ACL", ["SETUSER", "app", "on", "nopass", "~app:*", "+@all"]))
+        }
+        try Self.step(on: server, "ACL SETUSER default off") {
+            _ = try admin.run(RESPCommand("ACL", ["SETUSER", "default", "off"]))
+        }
         let store = RedisAuthenticationStore<OAuth2Token>(
             key: "app:token", configuration: RedisConfiguration(port: server.port, username: "app"))
         let token = OAuth2Token(accessToken: "as-app", refreshToken: "r")
-        #expect(throws: Never.self) { try store.save(token) }
-        #expect(try store.read() == token)
-        try store.lock(timeout: 0).unlock()
+        try Self.step(on: server, "save as app") { try store.save(token) }
+        #expect(try Self.step(on: server, "read as app") { try store.read() } == token)
+        try Self.step(on: server, "lock as app") { try store.lock(timeout: 0).unlock() }
+    }
+
+    /// Runs `body`; when it throws, records which step it was, and whether `server` still runs,
+    /// before passing the error on.
+    private static func step<T>(on server: LocalRedis, _ name: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            let runs = server.processIdentifier.map { kill($0, 0) == 0 } ?? false
+            Issue.record("\(name) failed: \(error) (redis-server \(runs ? "still runs" : "is gone"))")
+            throw error
+        }
     }
 
     /// A restarted server answers `-LOADING` until it has read its data back: that is the outage
