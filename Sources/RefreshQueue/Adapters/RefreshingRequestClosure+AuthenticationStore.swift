@@ -20,8 +20,11 @@ extension RefreshingRequestClosure {
     /// With a rotating refresh token, two processes refreshing at once would make the server
     /// revoke the whole token family (RFC 9700 §4.14.2); this prevents it.
     ///
-    /// A refreshed authentication is adopted only if the store still held what was refreshed when
-    /// it was saved: after a logout or another login meanwhile, the closure loads afresh instead.
+    /// A refreshed authentication is dropped, and the closure loads afresh, only when the store
+    /// holds another session or none by the time of the save (a logout or another login
+    /// meanwhile). If the save fails, or the store cannot be read then or keeps changing under
+    /// it, the result is used all the same and ``RefreshEvent/saveFailed(_:)`` is reported: its
+    /// refresh token may be the only one the server still accepts.
     ///
     /// A refresh that fails because the user must log in again (an error whose
     /// ``RefreshFailure/requiresReauthentication`` is `true`, such as `invalid_grant`)

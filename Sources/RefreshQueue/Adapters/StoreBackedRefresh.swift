@@ -23,9 +23,9 @@ import Foundation
 ///    (the built-in stores): the save lands only if the store still holds what was compared.
 ///    If the store holds something else by then (a logout or a login meanwhile wins),
 ///    the result is neither saved nor adopted: the refresh fails with ``RefreshSuperseded`` and
-///    the closure loads afresh. If the store cannot be read then, nothing is saved over it, but
-///    the result is used and the save reported as failed: its refresh token may be the only one
-///    the server still accepts.
+///    the closure loads afresh. If the store cannot be read then, or keeps changing under every
+///    attempt to save, nothing is saved over it, but the result is used and the save reported as
+///    failed: its refresh token may be the only one the server still accepts.
 ///
 /// The lock is held until the refresh has ended, so no other process can send the same refresh
 /// token meanwhile, or until the closure abandons the refresh (`abandonAfter` after it started):

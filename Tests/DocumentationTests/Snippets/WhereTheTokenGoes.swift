@@ -49,7 +49,7 @@ enum WhereTheTokenGoesSnippets {
             let (data, response) = try await authentication.data(for: request, using: session)
             handle(data, response)
         } catch {
-            log("request failed: \(error)")  // never contains the token
+            log("request failed: \(error)")  // the library's errors never contain the token
         }
     }
 }
