@@ -112,6 +112,18 @@ struct SingleRefreshTests {
         #expect(service.refreshCount == 2)
     }
 
+    /// README, "One refresh at a time": "a `Retry-After` it brings back starts that pause", as
+    /// for any refresh. The server asked for the pause whenever its answer came: the next request
+    /// fails at once with that error, and no refresh starts.
+    @Test func anAbandonedRefreshThatFailsLateWithRetryAfterStartsThatPause() async throws {
+        let (service, events, closure, _) = await aRefreshHungUntilAbandoned()
+        service.completePending(with: .failure(PleaseWait()))
+        await events.wait(forEventStartingWith: "refresh failed")
+        service.setBehavior(.succeed)
+        await #expect(throws: PleaseWait.self) { _ = try await closure.authorize(makeRequest()) }
+        #expect(service.refreshCount == 1)
+    }
+
     /// A stale token whose refresh hangs until it is abandoned, and the answer of the request that
     /// waited for it; the refresh is still pending in `service`. The request must be answered
     /// within the refresh timeout: a second, not a fraction, for a test task may be scheduled late
