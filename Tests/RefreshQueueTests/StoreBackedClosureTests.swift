@@ -60,9 +60,9 @@ struct StoreBackedClosureTests {
     /// revoking the whole session.
     @Test func aRefreshedTokenIsKeptWhenTheStoreCannotBeReadAtTheSave() async throws {
         let service = TokenService()
-        // Read 1 finds the expired token, read 2 is the refresh's look under the lock, read 3
-        // the check before the save.
-        let store = FlakyReadStore(service.authentication("expired", stale: true), failingReads: [3])
+        // Read 1 finds the expired token, read 2 is the refresh's look under the lock, reads 3 to
+        // 6 the check before the save, at the first attempt and at each of the three more.
+        let store = FlakyReadStore(service.authentication("expired", stale: true), failingReads: [3, 4, 5, 6])
         let events = Protected<[RefreshEvent]>([])
         let closure = Closure(store: store, options: .init(onEvent: { event in events.withLock { $0.append(event) } }))
         let signed = try await closure.authorize(makeRequest())
@@ -75,6 +75,19 @@ struct StoreBackedClosureTests {
         #expect(again.value(forHTTPHeaderField: "Authorization") == "Bearer token-2")
         #expect(service.refreshedFrom == ["expired", "token-1"])
         #expect(store.load()?.accessToken == "token-2")
+    }
+
+    /// The store cannot be read for a moment at the save: the save is tried again, still under
+    /// the lock, and lands; nothing is reported.
+    @Test func aSaveThatFailsForAMomentIsTriedAgainAndLands() async throws {
+        let service = TokenService()
+        let store = FlakyReadStore(service.authentication("expired", stale: true), failingReads: [3])
+        let events = Protected<[RefreshEvent]>([])
+        let closure = Closure(store: store, options: .init(onEvent: { event in events.withLock { $0.append(event) } }))
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
+        #expect(store.load()?.accessToken == "token-1")
+        #expect(!events.current.contains { if case .saveFailed = $0 { true } else { false } })
     }
 
     /// A refresh outlives its lock (the closure abandoned it), and when its answer comes the lock

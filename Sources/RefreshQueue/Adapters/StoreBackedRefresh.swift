@@ -21,6 +21,10 @@ import Foundation
 ///    refreshed (or an older token this process refreshed away, whose save was missed), release
 ///    the lock. The comparison and the save are one step with a ``RevisionedAuthenticationStore``
 ///    (the built-in stores): the save lands only if the store still holds what was compared.
+///    A save that fails (the store cannot be read or written for a moment) is tried again a few
+///    times, still under the lock, within about a second and before the refresh would be
+///    abandoned: released at the first failure, the lock would let another process refresh the
+///    old token, whose refresh token the server may have rotated already.
 ///    If the store holds something else by then (a logout or a login meanwhile wins),
 ///    the result is neither saved nor adopted: the refresh fails with ``RefreshSuperseded`` and
 ///    the closure loads afresh. If the store cannot be read then, or keeps changing under every
@@ -69,6 +73,12 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         let activity = BackgroundActivity.begin(reason: "Refreshing the access token", onExpiry: $0)
         return { activity.end() }
     }
+    /// The pauses before each new attempt at a save that failed. Short: requests may be waiting
+    /// for the refresh, and a failure that lasts longer is reported instead.
+    var saveRetryPauses: [TimeInterval] = [0.05, 0.2, 0.8]
+    /// Waits for one of `saveRetryPauses`, on the thread that saves (a global one, which waits
+    /// for the store's locks too; never the closure's queue). Tests replace it.
+    var pause: @Sendable (TimeInterval) -> Void = { Thread.sleep(forTimeInterval: $0) }
 
     /// Refreshes through `store`, whose values `decode` turns into authentications and `encode`
     /// back; save failures are reported as ``RefreshEvent/saveFailed(_:)``.
@@ -205,8 +215,10 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
                 }
                 // Save only over what was refreshed: a logout or a login meanwhile wins, and then
                 // the result is not used either.
-                let outcome =
-                    locked ? saveIfCurrent(fresh) : relocked(otherwise: { .notSaved($0) }) { saveIfCurrent(fresh) }
+                // Tried again only while the lock is this refresh's: not for a refresh that
+                // outlived it (its deadline has passed), nor after the background time ran out.
+                let save = { saveIfCurrent(fresh, retryingUntil: budget.deadline(atFraction: 1), unless: release) }
+                let outcome = locked ? save() : relocked(otherwise: { .notSaved($0) }, save)
                 owned?.unlock()
                 switch outcome {
                 case .saved:
@@ -251,6 +263,25 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
 
     /// Saves `fresh` if the store holds a token this process refreshed away (the one just
     /// refreshed, or an older one whose save was missed): anything else is another session.
+    ///
+    /// When the store cannot be read or written, tries again after each of `saveRetryPauses`
+    /// that ends before `deadline`, unless `release` has expired: a store out of reach for a
+    /// moment (a busy write lock, a dropped connection) then still gets the token before the
+    /// lock is released.
+    private func saveIfCurrent(
+        _ fresh: Authentication, retryingUntil deadline: DispatchTime, unless release: LockRelease
+    ) -> SaveOutcome {
+        var pauses = saveRetryPauses[...]
+        while true {
+            let outcome = saveIfCurrent(fresh)
+            guard case .notSaved(let error) = outcome, !(error is StoreKeptChanging), let next = pauses.popFirst(),
+                DispatchTime.now() + next < deadline, !release.hasExpired
+            else { return outcome }
+            pause(next)
+        }
+    }
+
+    /// One attempt at ``saveIfCurrent(_:retryingUntil:unless:)``.
     ///
     /// Decided on one reading and written only if the store still holds it: a logout or a login
     /// between the two (which takes no refresh lock) makes the write fail, and the next reading
@@ -350,6 +381,13 @@ private final class LockRelease: Sendable {
     }
 
     private let state = Locked(State.waiting)
+    /// Whether ``expire()`` was called, even after the lock was taken out.
+    private let expired = Locked(false)
+
+    /// Whether the background time ran out: whoever holds the lock must let it go now.
+    var hasExpired: Bool {
+        expired.withLock { $0 }
+    }
 
     /// Records the lock just taken; returns `false` (and releases it at once) when ``expire()``
     /// came first.
@@ -379,6 +417,7 @@ private final class LockRelease: Sendable {
 
     /// Releases the lock now, and any lock taken later at once.
     func expire() {
+        expired.withLock { $0 = true }
         unlock()
     }
 }
