@@ -198,6 +198,55 @@ struct HostileTokenEndpointIntegrationTests {
         }
     }
 
+    /// RFC 6749 §5.2 asks for a `WWW-Authenticate` challenge on a 401 `invalid_client`, which the
+    /// client refuses (Linux's URLSession would otherwise wait for a password). The server's error
+    /// and its `Retry-After` still come through: they were replaced by a text of the library's own,
+    /// and the pause was lost.
+    @Test(arguments: [
+        (#"{"error":"invalid_client","error_description":"bad secret"}"#, "bad secret"), ("refused", nil),
+    ])
+    func aChallenged401KeepsTheServersErrorAndItsRetryAfter(body: String, description: String?) async throws {
+        let endpoint = try LoopbackServer { _ in
+            .answer(
+                status: 401,
+                headers: [
+                    "WWW-Authenticate": "Basic realm=\"token\"", "Retry-After": "30",
+                    "Content-Type": "application/json",
+                ],
+                body: Data(body.utf8))
+        }
+        defer { endpoint.stop() }
+        let client = client(endpoint.baseURL.appendingPathComponent("api/token"), session: .shared)
+        await #expect {
+            _ = try await client.refresh(token)
+        } throws: { error in
+            guard case OAuth2Error.tokenEndpoint(let answer) = error else { return false }
+            return answer.code == .invalidClient && answer.status == 401 && answer.errorDescription == description
+                && answer.retryAfter == 30
+        }
+    }
+
+    /// A secret given after the client was made without one is sent: `.basic` had been turned into
+    /// `.none` for good when the client was made, and every grant went out without the secret.
+    @Test func aSecretGivenLaterIsSentWithBasic() async throws {
+        let endpoint = try LoopbackServer { _ in
+            .answer(
+                status: 200, headers: ["Content-Type": "application/json"],
+                body: Data(#"{"access_token":"fresh","token_type":"Bearer","expires_in":3600}"#.utf8))
+        }
+        defer { endpoint.stop() }
+        var client = TokenEndpointClient(
+            tokenURL: endpoint.baseURL.appendingPathComponent("api/token"), clientID: "client-id", session: .shared)
+        #expect(client.clientAuthentication == .none)
+        client.clientSecret = Self.secret
+        #expect(client.clientAuthentication == .basic)
+        _ = try await client.refresh(token)
+        let sent = try #require(endpoint.requests.last)
+        let basic = Data("client-id:\(Self.secret)".utf8).base64EncodedString()
+        #expect(sent.headers["authorization"] == "Basic \(basic)")
+        #expect(!String(decoding: sent.body, as: UTF8.self).contains("client_id"))
+    }
+
     @Test func aTransportErrorKeepsItsCodeButNotTheTokenURLsCredentials() async throws {
         // A port nothing listens on, and a token URL that carries credentials in its user part and query.
         let (descriptor, port) = try LoopbackServer.listeningSocket()

@@ -31,8 +31,14 @@ public struct TokenEndpointClient: Sendable {
     public var clientID: String
     /// The client secret, or `nil` for a public client.
     public var clientSecret: String?
-    /// How the client authenticates itself.
-    public var clientAuthentication: ClientAuthenticationMethod
+    /// How the client authenticates itself. Reads `.none` while it is `.basic` and there is no
+    /// ``clientSecret``: a secret given later is sent with Basic again.
+    public var clientAuthentication: ClientAuthenticationMethod {
+        get { chosenAuthentication == .basic && clientSecret == nil ? .none : chosenAuthentication }
+        set { chosenAuthentication = newValue }
+    }
+    /// The method as it was chosen, whether or not there is a secret now.
+    private var chosenAuthentication: ClientAuthenticationMethod
     /// Extra form parameters sent with every grant (an `audience` or `resource`, say).
     public var additionalParameters: [String: String]
     /// Extra headers sent with every request.
@@ -62,11 +68,15 @@ public struct TokenEndpointClient: Sendable {
     public var acceptedTokenTypes: [String]
     /// The longest a token request may take, in seconds (default 30), whatever the session's
     /// own timeouts say: the request is cancelled then and fails with ``OAuth2Error/transport(_:)``
-    /// carrying `URLError(.timedOut)`. (URLSession does not enforce `timeoutIntervalForResource`
+    /// carrying `URLError(.timedOut)`. Zero, negative, infinite and NaN values mean 30. (URLSession does not enforce `timeoutIntervalForResource`
     /// on Linux: a body dripped a byte at a time would run on.) When the client refreshes for a
     /// ``RefreshingRequestClosure``, the request also ends before the closure would abandon the
     /// refresh, so a refresh through the built-in client always ends, with its result or an error.
-    public var requestTimeout: TimeInterval
+    /// A request cancelled at its timeout may still have reached the server, which may have
+    /// rotated the refresh token it carried: give the token endpoint the time it may take.
+    public var requestTimeout: TimeInterval {
+        didSet { requestTimeout = Self.validTimeout(requestTimeout) }
+    }
     /// Whether a `tokenURL` on plain `http` to another machine is sent to (default `false`): the
     /// client secret and the refresh token then travel unencrypted. For a development server on a
     /// private network; never in production. Without it, such a `tokenURL` fails every grant with
@@ -93,15 +103,20 @@ public struct TokenEndpointClient: Sendable {
         self.tokenURL = tokenURL
         self.clientID = clientID
         self.clientSecret = clientSecret
-        self.clientAuthentication = clientSecret == nil && clientAuthentication == .basic ? .none : clientAuthentication
+        self.chosenAuthentication = clientAuthentication
         self.additionalParameters = additionalParameters
         self.additionalHeaders = additionalHeaders
         self.session = session
         self.transport = TokenTransport(session)
-        self.requestTimeout = requestTimeout.isFinite && requestTimeout > 0 ? requestTimeout : 30
+        self.requestTimeout = Self.validTimeout(requestTimeout)
         self.acceptedTokenTypes = acceptedTokenTypes
         self.allowsPlainHTTP = allowsPlainHTTP
         self.now = now
+    }
+
+    /// `seconds` as a ``requestTimeout``: 30 unless finite and above zero.
+    private static func validTimeout(_ seconds: TimeInterval) -> TimeInterval {
+        seconds.isFinite && seconds > 0 ? seconds : 30
     }
 
     /// An ephemeral session for token requests: nothing cached, no cookies.
@@ -276,6 +291,11 @@ public struct TokenEndpointClient: Sendable {
                 TokenEndpointError(
                     code: TokenErrorCode(rawValue: shown(code)), errorDescription: description,
                     errorURI: uri, status: status, retryAfter: retryAfter))
+        }
+        // RFC 6749 §5.2: a 401 with an HTTP authentication challenge refuses the client's
+        // credentials, whether or not its body (cut short when the challenge is refused) says so.
+        if status == 401, (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "WWW-Authenticate") != nil {
+            return .tokenEndpoint(TokenEndpointError(code: .invalidClient, status: status, retryAfter: retryAfter))
         }
         return .server(status: status, retryAfter: retryAfter)
     }

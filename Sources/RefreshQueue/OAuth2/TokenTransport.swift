@@ -20,7 +20,8 @@ import FoundationNetworking
 ///   `timeoutIntervalForResource`).
 /// - **Refused client credentials end.** An HTTP authentication challenge (a token endpoint's
 ///   `WWW-Authenticate: Basic` for a wrong secret) is refused at once instead of hanging Linux's
-///   URLSession; the client reports it as `invalid_client`. Server-trust challenges go to the app
+///   URLSession. The 401 is still the result, with as much of its body as had come (its RFC 6749
+///   error, `Retry-After`); the client reports it as `invalid_client` when it names no error. Server-trust challenges go to the app
 ///   session delegate's session-level method, if it has one (pinning done there keeps working),
 ///   else get the default handling.
 final class TokenTransport: Sendable {
@@ -141,7 +142,10 @@ final class TokenTransferDelegate: NSObject, URLSessionDataDelegate, Sendable {
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let overflowed = transfers.withLock { transfers -> Bool in
-            guard var transfer = transfers[dataTask.taskIdentifier], transfer.stop == nil else { return false }
+            // The body of a 401 whose challenge was refused is kept too: it says why.
+            guard var transfer = transfers[dataTask.taskIdentifier],
+                transfer.stop == nil || transfer.stop == .challengeRefused
+            else { return false }
             guard transfer.body.count + data.count <= transfer.limit else {
                 transfer.body = Data()
                 transfer.stop = .tooLarge
@@ -160,6 +164,11 @@ final class TokenTransferDelegate: NSObject, URLSessionDataDelegate, Sendable {
         case .tooLarge:
             transfer.continuation.resume(throwing: OAuth2Error.responseTooLarge)
         case .challengeRefused:
+            if let response = task.response {
+                // The 401 itself, as far as it came: the client reads its error and `Retry-After`.
+                transfer.continuation.resume(returning: (transfer.body, response))
+                return
+            }
             transfer.continuation.resume(
                 throwing: OAuth2Error.tokenEndpoint(
                     TokenEndpointError(
