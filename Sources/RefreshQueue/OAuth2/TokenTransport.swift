@@ -21,9 +21,9 @@ import FoundationNetworking
 /// - **Refused client credentials end.** An HTTP authentication challenge (a token endpoint's
 ///   `WWW-Authenticate: Basic` for a wrong secret) is refused at once instead of hanging Linux's
 ///   URLSession. The 401 is still the result, with as much of its body as had come (its RFC 6749
-///   error, `Retry-After`); the client reports it as `invalid_client` when it names no error. Server-trust challenges go to the app
-///   session delegate's session-level method, if it has one (pinning done there keeps working),
-///   else get the default handling.
+///   error, `Retry-After`); the client reports it as `invalid_client` when it names no error.
+///   Server-trust challenges go to the app session delegate's session-level method, if it has one
+///   (pinning done there keeps working), else get the default handling.
 final class TokenTransport: Sendable {
     /// The session the app gave; only its configuration and delegate are used.
     let appSession: URLSession
@@ -142,10 +142,7 @@ final class TokenTransferDelegate: NSObject, URLSessionDataDelegate, Sendable {
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let overflowed = transfers.withLock { transfers -> Bool in
-            // The body of a 401 whose challenge was refused is kept too: it says why.
-            guard var transfer = transfers[dataTask.taskIdentifier],
-                transfer.stop == nil || transfer.stop == .challengeRefused
-            else { return false }
+            guard var transfer = transfers[dataTask.taskIdentifier], transfer.stop == nil else { return false }
             guard transfer.body.count + data.count <= transfer.limit else {
                 transfer.body = Data()
                 transfer.stop = .tooLarge
