@@ -142,10 +142,13 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
         var pause: TimeInterval = 0.005
         while true {
             let reply: RESPValue
+            var sent = false
             do {
-                reply = try client.run(RESPCommand("SET", [lockKey, owner, "NX", "PX", milliseconds]))
+                reply = try client.run(RESPCommand("SET", [lockKey, owner, "NX", "PX", milliseconds]), sent: &sent)
             } catch {
-                releaseIfTaken(owner: owner, after: error)
+                // Never sent (no turn on the connection, or no connection in time): nothing to
+                // release, and asking would only wait out the same deadlines once more.
+                if sent { releaseIfTaken(owner: owner, after: error) }
                 throw error
             }
             switch reply {
@@ -169,7 +172,7 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
     /// release it before `lockTTL`: it is released here if so, before the error is thrown. When
     /// the server cannot be asked either, the lock expires at its TTL.
     private func releaseIfTaken(owner: String, after error: RedisError) {
-        // Otherwise never sent (no connection, or still connecting), or refused: nothing was taken.
+        // Otherwise refused: nothing was taken.
         guard error.answerMayBeLost else { return }
         RedisStoreLock.release(lockKey, owner: owner, using: client)
     }

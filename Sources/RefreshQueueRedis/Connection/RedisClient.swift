@@ -21,6 +21,13 @@ final class RedisClient: @unchecked Sendable {
     /// Sends `commands` pipelined and returns one reply for each. A transport or protocol error
     /// drops the connection; the next call connects again.
     func run(_ commands: [RESPCommand]) throws(RedisError) -> [RESPValue] {
+        var sent = false
+        return try run(commands, sent: &sent)
+    }
+
+    /// `run(_:)`, setting `sent` once the commands may have reached the server: a call that
+    /// failed before (waiting for its turn, connecting) ran nothing there.
+    func run(_ commands: [RESPCommand], sent: inout Bool) throws(RedisError) -> [RESPValue] {
         let connectSeconds = RedisConfiguration.seconds(configuration.connectTimeout)
         let commandSeconds = RedisConfiguration.seconds(configuration.commandTimeout)
         let end = ProcessInfo.processInfo.systemUptime + connectSeconds + commandSeconds
@@ -37,6 +44,7 @@ final class RedisClient: @unchecked Sendable {
                     configuration, deadline: min(RedisConfiguration.deadline(after: connectSeconds), end))
                 connection = open
             }
+            sent = true
             return try open.exchange(
                 commands, deadline: min(RedisConfiguration.deadline(after: commandSeconds), end))
         } catch {
@@ -48,7 +56,13 @@ final class RedisClient: @unchecked Sendable {
     /// Sends one command and returns its reply; a server error reply throws
     /// ``RedisError/commandFailed(command:message:)``.
     func run(_ command: RESPCommand) throws(RedisError) -> RESPValue {
-        let reply = try run([command])[0]
+        var sent = false
+        return try run(command, sent: &sent)
+    }
+
+    /// The one-command `run(_:)`, setting `sent` as `run(_:sent:)` does for several.
+    func run(_ command: RESPCommand, sent: inout Bool) throws(RedisError) -> RESPValue {
+        let reply = try run([command], sent: &sent)[0]
         if case .error(let message) = reply {
             throw .commandFailed(command: command.name, message: RedisConnection.safe(message))
         }

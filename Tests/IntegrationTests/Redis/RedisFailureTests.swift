@@ -101,6 +101,22 @@ struct RedisFailureTests {
         }
     }
 
+    /// A lock whose `SET … NX` never left (the server took the connection but never answered
+    /// `AUTH`) has nothing to release: asking opened a second connection and waited out the same
+    /// deadlines again, doubling what every refresh's lock step took during an outage.
+    @Test func aLockWhoseSetWasNeverSentIsNotReleasedOverAnotherConnection() throws {
+        let silent = try ScriptedRedisServer(reply: nil)
+        defer { silent.stop() }
+        let store = Self.store(port: silent.port, timeout: 0.3)
+        let (error, _) = Self.failure { _ = try store.lock(timeout: 0) }
+        guard case .timedOut = error else {
+            Issue.record("expected timedOut, got \(String(describing: error))")
+            return
+        }
+        #expect(silent.waitForRequests(1))
+        #expect(!silent.waitForRequests(2, timeout: 0.5), "a second connection was opened")
+    }
+
     @Test func aReplyCutShortIsAClosedConnection() throws {
         let hostile = try ScriptedRedisServer(reply: Array("$100\r\nonly a part".utf8))
         defer { hostile.stop() }
