@@ -146,6 +146,48 @@ struct RedirectTests {
         #expect(api.requests.count == 2 && api.requests.allSatisfy(carriesToken))
     }
 
+    /// A → B → A → A: the other origin sends the chain back to a URL of its choosing on the
+    /// token's origin. Neither the hop back nor the one after it carries the token: the second
+    /// was signed, with `data(for:using:)` and with the redirect delegate, as if the chain had
+    /// never left.
+    @Test func aChainThatLeavesTheTokensOriginAndComesBackCarriesNoTokenOnItsReturn() async throws {
+        let api = try LoopbackServer { request in
+            switch request.path {
+            case "/start":
+                .answer(
+                    status: 302, headers: ["Location": "http://localhost:\(Self.otherPort.current)/x"], body: Data())
+            case "/back": .answer(status: 302, headers: ["Location": "/delete-account?confirm=1"], body: Data())
+            default: .answer(status: 200, headers: [:], body: Data("landed".utf8))
+            }
+        }
+        defer { api.stop() }
+        let other = try LoopbackServer { _ in
+            .answer(status: 302, headers: ["Location": "\(api.baseURL.absoluteString)/back"], body: Data())
+        }
+        defer { other.stop() }
+        Self.otherPort.withLock { $0 = other.port }
+        let authentication = closure()
+        let start = URLRequest(url: api.baseURL.appendingPathComponent("start"))
+        let (data, _) = try await authentication.data(for: start, using: .shared)
+        #expect(String(decoding: data, as: UTF8.self) == "landed")
+        let delegated = URLSession(
+            configuration: .ephemeral, delegate: RedirectSigningDelegate(authentication), delegateQueue: nil)
+        defer { delegated.finishTasksAndInvalidate() }
+        _ = try await delegated.data(for: try await authentication.authorize(start))
+        let own = URLSession(
+            configuration: .ephemeral, delegate: OwnRedirectDelegate(authentication), delegateQueue: nil)
+        defer { own.finishTasksAndInvalidate() }
+        _ = try await own.data(for: try await authentication.authorize(start))
+        #expect(
+            api.requests.map(\.path)
+                == Array(repeating: ["/start", "/back", "/delete-account?confirm=1"], count: 3).flatMap { $0 })
+        #expect(api.requests.map(carriesToken) == Array(repeating: [true, false, false], count: 3).flatMap { $0 })
+        #expect(!other.requests.contains(where: carriesToken))
+    }
+
+    /// The port of the other origin, for a server made before it.
+    private static let otherPort = Protected<UInt16>(0)
+
     @Test func onlyTheAllowedOriginGetsTheTokenAndPlainHTTPElsewhereIsRefusedBeforeSending() async throws {
         let api = try LoopbackServer { _ in .answer(status: 200, headers: [:], body: Data()) }
         defer { api.stop() }
@@ -187,5 +229,21 @@ struct RedirectTests {
         let forwarded = try #require(decided.results[0] ?? nil)
         #expect(forwarded.url == next.url)
         #expect(!(forwarded.allHTTPHeaderFields ?? [:]).keys.contains { $0.lowercased() == "authorization" })
+    }
+}
+
+/// An app's own session delegate that asks the closure about each redirect, with the task.
+private final class OwnRedirectDelegate: NSObject, URLSessionTaskDelegate, Sendable {
+    let authentication: RefreshingRequestClosure<CountedAuthentication>
+
+    init(_ authentication: RefreshingRequestClosure<CountedAuthentication>) {
+        self.authentication = authentication
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        authentication.authorizeRedirect(request, answering: response, task: task, completion: completionHandler)
     }
 }

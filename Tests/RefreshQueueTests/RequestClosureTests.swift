@@ -72,6 +72,28 @@ struct RequestClosureTests {
         #expect((error as? RefreshQueueError)?.name == "notAuthenticated")
     }
 
+    /// A refresh that failed with an error of the provider's type (through a token provider of
+    /// its own, say) goes through `mapError` too: passed on bare, it read as the API's own answer,
+    /// and a `.underlying` branch that shows the login never matched.
+    @Test func aRefreshErrorOfTheProvidersTypeIsMappedToo() async {
+        let service = TokenService(behavior: .fail(ProviderError.requestMapping("token endpoint said 400")))
+        service.store(service.authentication("expired", stale: true))
+        let requestClosure: (FakeEndpoint, @escaping (Result<URLRequest, ProviderError>) -> Void) -> Void =
+            Closure.make(service).requestClosure { ProviderError.underlying($0) }
+        let results = Results()
+        requestClosure(FakeEndpoint(path: "/v1/me")) { results.record(0, $0) }
+        await results.wait(for: 1)
+        guard case .failure(.underlying(let error)) = results.results[0] else {
+            Issue.record("expected underlying, got \(String(describing: results.results[0]))")
+            return
+        }
+        guard case .requestMapping(let message) = error as? ProviderError else {
+            Issue.record("expected the refresh's error inside, got \(error)")
+            return
+        }
+        #expect(message == "token endpoint said 400")
+    }
+
     @Test func theUntypedFormPassesErrorsAsTheyAre() async {
         let service = TokenService()
         let requestClosure: (FakeEndpoint, @escaping (Result<URLRequest, any Error>) -> Void) -> Void =

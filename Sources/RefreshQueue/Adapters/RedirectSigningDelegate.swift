@@ -10,8 +10,9 @@ import FoundationNetworking
 ///
 /// A redirect to the same origin as the task's original request is signed again with the current
 /// token; one to another scheme, host or port (https to http included) goes out without the
-/// token, and so do the hops after it, also those within the new origin. On Linux, URLSession would
-/// otherwise copy `Authorization` to any `Location`.
+/// token, and so do the hops after it, also those within the new origin and those that come back
+/// to the first (A → B → A). On Linux, URLSession would otherwise copy `Authorization` to any
+/// `Location`.
 ///
 /// ```swift
 /// let session = URLSession(configuration: .default, delegate: RedirectSigningDelegate(authentication),
@@ -23,7 +24,7 @@ import FoundationNetworking
 /// ```
 ///
 /// With a delegate of your own, call
-/// ``RefreshingRequestClosure/authorizeRedirect(_:answering:originalRequest:completion:)`` from its
+/// ``RefreshingRequestClosure/authorizeRedirect(_:answering:task:completion:)`` from its
 /// redirect method instead, or set this one as a data task's `delegate` (Linux; iOS 15, macOS 12).
 /// On Linux, the async data call that takes a task delegate never asks that delegate about
 /// redirects: do not rely on it there. Also on Linux, URLSession times a task out while it waits
@@ -33,15 +34,16 @@ import FoundationNetworking
 public final class RedirectSigningDelegate: NSObject, URLSessionTaskDelegate, Sendable {
     private let decide:
         @Sendable (
-            URLRequest, HTTPURLResponse, URLRequest?, TimeInterval?, @escaping @Sendable (URLRequest?) -> Void
+            URLRequest, HTTPURLResponse, URLRequest?, URLRequest?, TimeInterval?,
+            @escaping @Sendable (URLRequest?) -> Void
         ) -> Void
 
     /// A delegate that signs redirects with `closure`'s token.
     public init<Authentication>(_ closure: RefreshingRequestClosure<Authentication>) {
-        decide = { request, response, original, limit, completion in
+        decide = { request, response, original, redirected, limit, completion in
             closure.authorizeRedirect(
-                request, answering: response, originalRequest: original, waitingAtMost: limit,
-                completion: completion)
+                request, answering: response, originalRequest: original, redirectedRequest: redirected,
+                waitingAtMost: limit, completion: completion)
         }
     }
 
@@ -50,7 +52,9 @@ public final class RedirectSigningDelegate: NSObject, URLSessionTaskDelegate, Se
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        decide(request, response, task.originalRequest, Self.decisionLimit(session, task), completionHandler)
+        decide(
+            request, response, task.originalRequest, task.currentRequest, Self.decisionLimit(session, task),
+            completionHandler)
     }
 
     /// How long the decision may wait for a refresh: on Linux, a little less than the request

@@ -36,13 +36,19 @@ extension RefreshingRequestClosure {
         { endpoint, done in
             let done = UncheckedSendable(done)
             let complete = self.delivering { (result: Result<URLRequest, any Error>) in
-                done.value(result.mapError { ($0 as? Failure) ?? mapError($0) })
+                done.value(
+                    result.mapError { error in
+                        // Only the endpoint's own error may already be the provider's: a refresh's
+                        // error of that type (a token provider's `MoyaError`) is wrapped like any.
+                        guard let thrown = error as? EndpointError else { return mapError(error) }
+                        return (thrown.error as? Failure) ?? mapError(thrown.error)
+                    })
             }
             let request: URLRequest
             do {
                 request = try endpoint.urlRequest()
             } catch {
-                complete(.failure(error))
+                complete(.failure(EndpointError(error: error)))
                 return
             }
             self.startAuthorizing(request, completion: complete)
@@ -58,4 +64,10 @@ extension RefreshingRequestClosure {
     {
         requestClosure(mapError: { $0 })
     }
+}
+
+/// An error thrown by `endpoint.urlRequest()`, told apart from the errors of signing on its way
+/// to `done`.
+private struct EndpointError: Error {
+    let error: any Error
 }

@@ -23,7 +23,8 @@ extension RefreshingRequestClosure {
     /// - Redirects are followed here, not by the session (whose Linux implementation copies every
     ///   header, the token included, to any `Location`). A redirect within the same origin is
     ///   signed again with the current token; one that changes scheme, host or port (https to
-    ///   http included) goes out without any token. 307 and 308 keep the method and body; 301
+    ///   http included) goes out without any token, and so does every hop after it, also one that
+    ///   comes back to the request's origin (A → B → A). 307 and 308 keep the method and body; 301
     ///   and 302 turn a `POST` into a `GET` without body, and 303 any method but `HEAD`, as
     ///   browsers do. At most 10 redirects (then `URLError(.httpTooManyRedirects)`).
     /// - The request is retried at most once after a 401, so a server that rejects every token
@@ -51,6 +52,9 @@ extension RefreshingRequestClosure {
         var outgoing = try await authorize(request)
         var redirects = 0
         var retried = false
+        // Once a hop went out without the token, no later hop carries it: the origin it left
+        // chose where the chain goes next, also back to the request's own origin.
+        var leftOrigin = false
         while true {
             let (data, response) = try await session.transfer(
                 outgoing, deadline: Self.resourceDeadline(of: session), refusingRedirects: true)
@@ -62,7 +66,9 @@ extension RefreshingRequestClosure {
                 // origin, whatever origins the redirects pass; parsed only when a redirect comes):
                 // signed again with the token held now; any other (A → B → B included): no token.
                 let origin = Origin(next.url)
-                let staysWithToken = origin != nil && origin == Origin(outgoing.url) && origin == Origin(request.url)
+                let staysWithToken =
+                    !leftOrigin && origin != nil && origin == Origin(outgoing.url) && origin == Origin(request.url)
+                if !staysWithToken { leftOrigin = true }
                 outgoing = staysWithToken ? try await authorize(next) : next
                 continue
             }
@@ -94,13 +100,37 @@ extension RefreshingRequestClosure {
         authorizeRedirect(newRequest, answering: response, originalRequest: nil, completion: completion)
     }
 
+    /// Signs `newRequest`, the next hop of a redirect that `task` received in `response`, only if
+    /// it stays within `response`'s origin and the origin of the task's original request, and the
+    /// hop that was redirected (the task's `currentRequest`) carried the token; otherwise takes
+    /// every token header off it.
+    ///
+    /// The form to call from a redirect method, and the one ``RedirectSigningDelegate`` uses: once
+    /// a hop went out without the token, no later hop carries it, so a chain that leaves the
+    /// token's origin takes the token neither to the new origin (A → B → B) nor back to the
+    /// first one, to a URL the other origin chose (A → B → A).
+    ///
+    /// On Linux, call `completion` before the task's request timeout passes: URLSession there
+    /// times the task out while it waits for the decision, and a decision that comes later stops
+    /// the process. ``RedirectSigningDelegate`` gives up waiting for a refresh in time (the task
+    /// then receives the redirect response itself).
+    public func authorizeRedirect(
+        _ newRequest: URLRequest, answering response: HTTPURLResponse, task: URLSessionTask,
+        completion: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        authorizeRedirect(
+            newRequest, answering: response, originalRequest: task.originalRequest,
+            redirectedRequest: task.currentRequest, waitingAtMost: nil, completion: completion)
+    }
+
     /// Signs `newRequest`, the next hop of a redirect answered by `response`, only if it stays
     /// within both `response`'s origin and the origin of `originalRequest`, the request the task
     /// started with (`task.originalRequest`); otherwise takes every token header off it.
     ///
-    /// The form to call from a redirect method: with the original request, a chain that leaves
-    /// the token's origin and then redirects within the new one (A → B → B) does not take the
-    /// token to B on its second hop. ``RedirectSigningDelegate`` calls it.
+    /// With the original request, a chain that leaves the token's origin and then redirects
+    /// within the new one (A → B → B) does not take the token to B on its second hop. It cannot
+    /// tell a chain that comes back (A → B → A) from one that never left: prefer
+    /// ``authorizeRedirect(_:answering:task:completion:)``, which can.
     ///
     /// On Linux, call `completion` before the task's request timeout passes: URLSession there
     /// times the task out while it waits for the decision, and a decision that comes later stops
@@ -115,16 +145,19 @@ extension RefreshingRequestClosure {
             completion: completion)
     }
 
-    /// ``authorizeRedirect(_:answering:originalRequest:completion:)``, completing with `nil` when
-    /// the redirect has not been signed `limit` seconds from now (it waits for a refresh).
+    /// ``authorizeRedirect(_:answering:task:completion:)``, given the task's `originalRequest`
+    /// and, when known, its `currentRequest` (the hop that was redirected); completes with `nil`
+    /// when the redirect has not been signed `limit` seconds from now (it waits for a refresh).
     func authorizeRedirect(
         _ newRequest: URLRequest, answering response: HTTPURLResponse, originalRequest: URLRequest?,
-        waitingAtMost limit: TimeInterval?, completion: @escaping @Sendable (URLRequest?) -> Void
+        redirectedRequest: URLRequest? = nil, waitingAtMost limit: TimeInterval?,
+        completion: @escaping @Sendable (URLRequest?) -> Void
     ) {
         let completion = delivering(completion)
         let bare = withoutToken(newRequest)
         guard let origin = Origin(newRequest.url), origin == Origin(response.url),
-            originalRequest.map({ Origin($0.url) == origin }) ?? true
+            originalRequest.map({ Origin($0.url) == origin }) ?? true,
+            redirectedRequest.map({ $0.value(forHTTPHeaderField: scheme.headerName) != nil }) ?? true
         else {
             completion(bare)
             return

@@ -65,8 +65,7 @@ final class SessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        authentication.authorizeRedirect(
-            request, answering: response, originalRequest: task.originalRequest, completion: completionHandler)
+        authentication.authorizeRedirect(request, answering: response, task: task, completion: completionHandler)
     }
 }
 
