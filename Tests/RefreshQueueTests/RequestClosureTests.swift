@@ -58,8 +58,9 @@ struct RequestClosureTests {
         #expect(service.findCount == 0)
     }
 
-    @Test func authenticationErrorsAreMappedIntoTheProvidersErrorType() async {
-        let service = TokenService()
+    /// The error that `done` received inside `.underlying` for a request through a closure on
+    /// `service`; records an issue and returns `nil` when it received anything else.
+    private func underlyingError(through service: TokenService) async -> (any Error)? {
         let requestClosure: (FakeEndpoint, @escaping (Result<URLRequest, ProviderError>) -> Void) -> Void =
             Closure.make(service).requestClosure { ProviderError.underlying($0) }
         let results = Results()
@@ -67,8 +68,13 @@ struct RequestClosureTests {
         await results.wait(for: 1)
         guard case .failure(.underlying(let error)) = results.results[0] else {
             Issue.record("expected underlying, got \(String(describing: results.results[0]))")
-            return
+            return nil
         }
+        return error
+    }
+
+    @Test func authenticationErrorsAreMappedIntoTheProvidersErrorType() async {
+        let error = await underlyingError(through: TokenService())
         #expect((error as? RefreshQueueError)?.name == "notAuthenticated")
     }
 
@@ -78,15 +84,7 @@ struct RequestClosureTests {
     @Test func aRefreshErrorOfTheProvidersTypeIsMappedToo() async {
         let service = TokenService(behavior: .fail(ProviderError.requestMapping("token endpoint said 400")))
         service.store(service.authentication("expired", stale: true))
-        let requestClosure: (FakeEndpoint, @escaping (Result<URLRequest, ProviderError>) -> Void) -> Void =
-            Closure.make(service).requestClosure { ProviderError.underlying($0) }
-        let results = Results()
-        requestClosure(FakeEndpoint(path: "/v1/me")) { results.record(0, $0) }
-        await results.wait(for: 1)
-        guard case .failure(.underlying(let error)) = results.results[0] else {
-            Issue.record("expected underlying, got \(String(describing: results.results[0]))")
-            return
-        }
+        guard let error = await underlyingError(through: service) else { return }
         guard case .requestMapping(let message) = error as? ProviderError else {
             Issue.record("expected the refresh's error inside, got \(error)")
             return
