@@ -68,12 +68,13 @@ public struct TokenEndpointClient: Sendable {
     public var acceptedTokenTypes: [String]
     /// The longest a token request may take, in seconds (default 30), whatever the session's
     /// own timeouts say: the request is cancelled then and fails with ``OAuth2Error/transport(_:)``
-    /// carrying `URLError(.timedOut)`. Zero, negative, infinite and NaN values mean 30. (URLSession does not enforce `timeoutIntervalForResource`
-    /// on Linux: a body dripped a byte at a time would run on.) When the client refreshes for a
-    /// ``RefreshingRequestClosure``, the request also ends before the closure would abandon the
-    /// refresh, so a refresh through the built-in client always ends, with its result or an error.
-    /// A request cancelled at its timeout may still have reached the server, which may have
-    /// rotated the refresh token it carried: give the token endpoint the time it may take.
+    /// carrying `URLError(.timedOut)`. Zero, negative, infinite and NaN values mean 30.
+    /// (URLSession does not enforce `timeoutIntervalForResource` on Linux: a body dripped a byte
+    /// at a time would run on.) When the client refreshes for a ``RefreshingRequestClosure``, the
+    /// request also ends before the closure would abandon the refresh, so a refresh through the
+    /// built-in client always ends, with its result or an error. A request cancelled at its
+    /// timeout may still have reached the server, which may have rotated the refresh token it
+    /// carried: give the token endpoint the time it may take.
     public var requestTimeout: TimeInterval {
         didSet { requestTimeout = Self.validTimeout(requestTimeout) }
     }
