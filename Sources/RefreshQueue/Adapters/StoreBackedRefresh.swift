@@ -21,10 +21,10 @@ import Foundation
 ///    refreshed (or an older token this process refreshed away, whose save was missed), release
 ///    the lock. The comparison and the save are one step with a ``RevisionedAuthenticationStore``
 ///    (the built-in stores): the save lands only if the store still holds what was compared.
-///    A save that fails (the store cannot be read or written for a moment) is tried again a few
-///    times, still under the lock, within about a second and before the refresh would be
-///    abandoned: released at the first failure, the lock would let another process refresh the
-///    old token, whose refresh token the server may have rotated already.
+///    A save that fails (the store cannot be read or written for a moment) is tried again after
+///    each of `saveRetryPauses`, still under the lock, and never past the moment the refresh
+///    would be abandoned: released at the first failure, the lock would let another process
+///    refresh the old token, whose refresh token the server may have rotated already.
 ///    If the store holds something else by then (a logout or a login meanwhile wins),
 ///    the result is neither saved nor adopted: the refresh fails with ``RefreshSuperseded`` and
 ///    the closure loads afresh. If the store cannot be read then, or keeps changing under every
