@@ -376,17 +376,21 @@ private final class LockRelease: Sendable {
         case waiting
         /// Taken (`nil` for a store without a lock).
         case held((any AuthenticationStoreLock)?)
-        /// Released, taken out, or expired before it was taken.
+        /// Released, or taken out by whoever ends the refresh.
         case released
+        /// The background time ran out: released if it was held, and a lock taken later is
+        /// released at once. Whoever took it out must let it go now.
+        case expired
     }
 
     private let state = Locked(State.waiting)
-    /// Whether ``expire()`` was called, even after the lock was taken out.
-    private let expired = Locked(false)
 
     /// Whether the background time ran out: whoever holds the lock must let it go now.
     var hasExpired: Bool {
-        expired.withLock { $0 }
+        state.withLock { state in
+            if case .expired = state { return true }
+            return false
+        }
     }
 
     /// Records the lock just taken; returns `false` (and releases it at once) when ``expire()``
@@ -404,9 +408,16 @@ private final class LockRelease: Sendable {
     /// The lock, taken out so that the timer no longer releases it; `nil` when the timer did.
     func take() -> (any AuthenticationStoreLock)? {
         state.withLock { state in
-            defer { state = .released }
-            if case .held(let lock) = state { return lock }
-            return nil
+            switch state {
+            case .held(let lock):
+                state = .released
+                return lock
+            case .waiting:
+                state = .released
+                return nil
+            case .released, .expired:
+                return nil
+            }
         }
     }
 
@@ -415,9 +426,13 @@ private final class LockRelease: Sendable {
         take()?.unlock()
     }
 
-    /// Releases the lock now, and any lock taken later at once.
+    /// Releases the lock now, and any lock taken later at once; tells whoever took it out.
     func expire() {
-        expired.withLock { $0 = true }
-        unlock()
+        let held = state.withLock { state -> (any AuthenticationStoreLock)? in
+            defer { state = .expired }
+            if case .held(let lock) = state { return lock }
+            return nil
+        }
+        held?.unlock()
     }
 }
