@@ -243,7 +243,9 @@ public struct TokenEndpointClient: Sendable {
 
     private func makeRequest(_ grant: [(String, String)]) -> URLRequest {
         var parameters = grant
-        switch clientAuthentication {
+        // Decided once: `.basic` without a secret is `.none`.
+        let method = clientAuthentication
+        switch method {
         case .basic:
             break
         case .requestBody:
@@ -260,7 +262,7 @@ public struct TokenEndpointClient: Sendable {
         }
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
-        if clientAuthentication == .basic {
+        if method == .basic {
             // RFC 6749 §2.3.1: id and secret are form-encoded before they are joined and base64-encoded.
             let credentials = FormURLEncoding.escape(clientID) + ":" + FormURLEncoding.escape(clientSecret ?? "")
             request.setValue(
