@@ -67,7 +67,7 @@ final class Cleanup: @unchecked Sendable {
     /// killed), not news, and the interruption ends the process.
     func fail(_ message: String) -> Never {
         if !isInterrupted {
-            FileHandle.standardError.write(Data((message + "\n").utf8))
+            say(message, to: STDERR_FILENO)
         }
         exit(1)
     }

@@ -43,13 +43,13 @@ extension Timeline {
     }
 }
 
-/// Writes a line to standard output at once (unbuffered, so lines from several threads and
-/// child processes stay whole and in order). When nobody reads any more (a closed pipe), the line
-/// goes nowhere and the walkthrough goes on to its end.
-func say(_ line: String) {
+/// Writes a line to standard output (or to `descriptor`) at once (unbuffered, so lines from
+/// several threads and child processes stay whole and in order). When nobody reads any more (a
+/// closed pipe), the line goes nowhere and the walkthrough goes on to its end.
+func say(_ line: String, to descriptor: Int32 = STDOUT_FILENO) {
     var bytes = Array((line + "\n").utf8)[...]
     while !bytes.isEmpty {
-        let written = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         if written < 0 {
             if errno == EINTR { continue }
             return

@@ -16,7 +16,7 @@ struct Walkthrough {
         do {
             options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
         } catch {
-            FileHandle.standardError.write(Data("error: \(error)\n\n\(Options.usage)\n".utf8))
+            say("error: \(error)\n\n\(Options.usage)", to: STDERR_FILENO)
             exit(2)
         }
         if options.help {

@@ -127,6 +127,14 @@ public final class LocalRedis: @unchecked Sendable {
         try start(timeout: timeout)
     }
 
+    /// `text` as one argument of a configuration line: in double quotes, with backslashes, double
+    /// quotes and line breaks escaped (a path may hold any of them, and spaces).
+    static func quoted(_ text: String) -> String {
+        let escaped = text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
+        return "\"" + escaped + "\""
+    }
+
     private func start(timeout: TimeInterval) throws {
         let server = Process()
         server.executableURL = executable
@@ -140,10 +148,14 @@ public final class LocalRedis: @unchecked Sendable {
         started?(server.processIdentifier, dataDirectory)
         let configuration = [
             "port \(port)", "bind 127.0.0.1", "requirepass \(password)", "save \"\"", "appendonly yes",
-            "appendfsync always", "daemonize no", "protected-mode yes", "dir \(dataDirectory.path)",
+            "appendfsync always", "daemonize no", "protected-mode yes", "dir \(Self.quoted(dataDirectory.path))",
             "logfile \"\"", "loglevel notice",
         ].joined(separator: "\n")
-        input.fileHandleForWriting.write(Data((configuration + "\n").utf8))
+        // Written through the descriptor: a server that has exited already leaves a closed pipe,
+        // which `FileHandle.write(_:)` turns into a crash. Its end is reported below instead. (The
+        // few hundred bytes fit a pipe's buffer, so one write takes them all or nothing.)
+        let bytes = Array((configuration + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(input.fileHandleForWriting.fileDescriptor, $0.baseAddress, $0.count) }
         try? input.fileHandleForWriting.close()
         // Read what it prints until it is ready, on a thread of its own: a server that never
         // becomes ready must not block the caller past the timeout.
