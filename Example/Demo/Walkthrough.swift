@@ -19,6 +19,7 @@ struct Walkthrough {
             say("error: \(error)\n\n\(Options.usage)", to: STDERR_FILENO)
             exit(2)
         }
+        keepThisMachineOffProxies()
         if options.help {
             say(Options.usage)
             return

@@ -536,6 +536,35 @@ struct OAuth2InsecureEndpointTests {
             #expect(fresh.accessToken == "new")
         }
     }
+
+    /// On Linux, libcurl would carry the request to a proxy that `http_proxy` names, even for this
+    /// machine: the client secret and refresh token would reach it unencrypted.
+    @Test func plainHTTPToThisMachineThroughAProxyOnAnotherIsRefusedBeforeAnythingIsSent() async throws {
+        let server = try LoopbackServer.issuingANewToken()
+        defer { server.stop() }
+        var client = TokenEndpointClient(
+            tokenURL: server.baseURL.appendingPathComponent("token"), clientID: "id", clientSecret: "secret-0123")
+        let variables = ["http_proxy": "http://user:pass-0123@proxy.example.test:3128"]
+        client.proxies = ProxyEnvironment { variables[$0] }
+        let token = OAuth2Token(accessToken: "old", refreshToken: "rt-0123")
+        await #expect {
+            try await client.refresh(token)
+        } throws: { error in
+            guard case OAuth2Error.insecureEndpoint("proxy.example.test") = error else { return false }
+            return !"\(error)".contains("pass-0123") && !"\(error)".contains("secret-0123")
+        }
+        #expect(server.requests.isEmpty)
+        // Sent with plain http allowed, or when the proxy is on this machine or skips the host.
+        // (This process's own environment, which URLSession reads, names no proxy.)
+        var allowing = client
+        allowing.allowsPlainHTTP = true
+        #expect(try await allowing.refresh(token).accessToken == "new")
+        for sending in [["http_proxy": "http://127.0.0.1:9"], variables.merging(["no_proxy": "127.0.0.1"]) { $1 }] {
+            client.proxies = ProxyEnvironment { sending[$0] }
+            #expect(try await client.refresh(token).accessToken == "new")
+        }
+        #expect(server.requests.count == 3)
+    }
 }
 
 extension LoopbackServer {

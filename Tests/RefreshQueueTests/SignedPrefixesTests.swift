@@ -40,10 +40,16 @@ struct SignedPrefixesTests {
     @Test func everyURLIsDecidedAsParsingItWould() {
         let urls = Self.urls
         #expect(urls.count > 5_000)
+        // And while a proxy on another machine would carry plain http (on Linux, `http_proxy`).
+        let environments = [ProxyEnvironment { _ in nil }, ProxyEnvironment { $0 == "all_proxy" ? "proxy.test" : nil }]
         for (name, origins) in Self.configurations {
             for url in urls {
-                let decision = origins.decision(for: URLRequest(url: url))
-                #expect(decision == origins.parsedDecision(for: url), "\(name): \(url.absoluteString)")
+                for proxies in environments {
+                    let decision = origins.decision(for: URLRequest(url: url), proxies: proxies)
+                    #expect(
+                        decision == origins.parsedDecision(for: url, proxies: proxies), "\(name): \(url.absoluteString)"
+                    )
+                }
             }
         }
     }

@@ -11,6 +11,8 @@ import FoundationNetworking
 /// never travels unencrypted: a request that would be signed but goes to plain `http://` (other
 /// than to this machine: `localhost`, `127.0.0.1`, `::1`) fails with
 /// ``RefreshQueueError/insecureRequest(host:)``, unless ``allowingPlainHTTP()`` says otherwise.
+/// So does a request to this machine that the environment sends through a proxy on another (on
+/// Linux, URLSession takes `http_proxy` and `all_proxy` for it unless `no_proxy` lists its host).
 ///
 /// ```swift
 /// let authentication = RefreshingRequestClosure(
@@ -78,25 +80,43 @@ public struct AllowedOrigins: Sendable, Equatable {
         AllowedOrigins(origins: origins, plainHTTP: true)
     }
 
-    /// What to do with `request`.
+    /// What to do with `request`, with the proxies that `proxies` names.
     @inline(__always)
-    func decision(for request: URLRequest) -> Decision {
+    func decision(for request: URLRequest, proxies: ProxyEnvironment = .process) -> Decision {
         // The URL is read for its text alone, and let go of at once: only a request that no prefix
-        // settles reads it again, to parse it.
-        if let text = request.url?.absoluteString, signedPrefixes.begin(text) { return .sign }
-        return parsedDecision(for: request.url)
+        // settles, or one over plain http while a proxy is set, reads it again, to parse it.
+        if let text = request.url?.absoluteString, let match = signedPrefixes.match(text) {
+            if match == .secure || plainHTTP { return .sign }
+            return proxyDecision(for: request.url, proxies: proxies)
+        }
+        return parsedDecision(for: request.url, proxies: proxies)
     }
 
-    /// The decision from the URL's parsed scheme, host and port, which ``decision(for:)`` reaches
-    /// only for URLs that no prefix settles.
-    func parsedDecision(for url: URL?) -> Decision {
+    /// The decision from the URL's parsed scheme, host and port, which ``decision(for:proxies:)``
+    /// reaches only for URLs that no prefix settles.
+    func parsedDecision(for url: URL?, proxies: ProxyEnvironment = .process) -> Decision {
         guard let origin = Origin(url) else {
             // No origin (a file URL, a relative URL): nothing a token could be sent to.
             return .passUnsigned
         }
         if let origins, !origins.contains(origin) { return .passUnsigned }
         guard origin.isSecure || plainHTTP else { return .refuse(.insecureRequest(host: origin.host)) }
-        return .sign
+        return plainHTTP ? .sign : proxyDecision(for: origin, proxies: proxies)
+    }
+
+    /// A request to this machine over plain http (or ws) is signed only when it goes there
+    /// directly, or through a proxy on this machine: a proxy elsewhere would read the token.
+    private func proxyDecision(for url: URL?, proxies: ProxyEnvironment) -> Decision {
+        // Without a proxy variable set (the usual case), the URL is not parsed.
+        guard proxies.mayProxyPlainRequests, let origin = Origin(url) else { return .sign }
+        return proxyDecision(for: origin, proxies: proxies)
+    }
+
+    private func proxyDecision(for origin: Origin, proxies: ProxyEnvironment) -> Decision {
+        guard !origin.isEncrypted, let proxy = proxies.remoteProxy(forPlain: origin.scheme, host: origin.host) else {
+            return .sign
+        }
+        return .refuse(.insecureRequest(host: proxy))
     }
 }
 
@@ -125,10 +145,19 @@ struct SignedPrefixes: Sendable {
         case anyPort
     }
 
+    /// Whether a prefix is of an encrypted scheme.
+    enum Match {
+        /// `https://` or `wss://`.
+        case secure
+        /// `http://` or `ws://`: a proxy may stand on the way.
+        case plain
+    }
+
     private struct Prefix {
         /// The prefix's length in bytes.
         let count: Int
         let ending: Ending
+        let kind: Match
         /// Where its words are in `words`: at 0, 8, 16, … and its last eight bytes (overlapping).
         let words: Range<Int>
     }
@@ -157,7 +186,9 @@ struct SignedPrefixes: Sendable {
                         caseBits: Self.word(caseBits + padding, at: offset),
                         significant: Self.word(significant + padding, at: offset)))
             }
-            all.append(Prefix(count: bytes.count, ending: ending, words: first..<words.count))
+            let secure = text.lowercased().hasPrefix("https://") || text.lowercased().hasPrefix("wss://")
+            all.append(
+                Prefix(count: bytes.count, ending: ending, kind: secure ? .secure : .plain, words: first..<words.count))
         }
         self.prefixes = all
         self.words = words
@@ -167,31 +198,36 @@ struct SignedPrefixes: Sendable {
     /// its ``Ending`` allows: the end of the authority, the start of a host, or a port and then the
     /// end of the authority.
     func begin(_ text: String) -> Bool {
-        let prefixes = self.prefixes
-        let words = self.words
-        if let found = text.utf8.withContiguousStorageIfAvailable({ Self.begin($0, prefixes, words) }) { return found }
-        return Array(text.utf8).withUnsafeBufferPointer { Self.begin($0, prefixes, words) }
+        match(text) != nil
     }
 
-    private static func begin(_ bytes: UnsafeBufferPointer<UInt8>, _ prefixes: [Prefix], _ words: [Word]) -> Bool {
+    /// The kind of the prefix that `text` begins with as ``begin(_:)`` says; `nil` for none.
+    func match(_ text: String) -> Match? {
+        let prefixes = self.prefixes
+        let words = self.words
+        if let found = text.utf8.withContiguousStorageIfAvailable({ Self.match($0, prefixes, words) }) { return found }
+        return Array(text.utf8).withUnsafeBufferPointer { Self.match($0, prefixes, words) }
+    }
+
+    private static func match(_ bytes: UnsafeBufferPointer<UInt8>, _ prefixes: [Prefix], _ words: [Word]) -> Match? {
         // Eight bytes at least, so that every word can be read (a prefix is padded to eight bytes
         // with zeros it does not compare): shorter texts are copied, padded too.
         if bytes.count >= 8, let base = bytes.baseAddress {
-            return begin(UnsafeRawPointer(base), bytes.count, prefixes, words)
+            return match(UnsafeRawPointer(base), bytes.count, prefixes, words)
         }
         var padded: UInt64 = 0
         return withUnsafeMutableBytes(of: &padded) { padding in
             padding.copyMemory(from: UnsafeRawBufferPointer(bytes))
-            guard let base = padding.baseAddress else { return false }
-            return begin(UnsafeRawPointer(base), bytes.count, prefixes, words)
+            guard let base = padding.baseAddress else { return nil }
+            return match(UnsafeRawPointer(base), bytes.count, prefixes, words)
         }
     }
 
-    /// Whether the `count` bytes at `base`, readable at least eight bytes far, begin with one of
-    /// `prefixes`.
+    /// The kind of the first of `prefixes` that the `count` bytes at `base`, readable at least
+    /// eight bytes far, begin with.
     @inline(__always)
-    private static func begin(_ base: UnsafeRawPointer, _ count: Int, _ prefixes: [Prefix], _ words: [Word]) -> Bool {
-        prefixes.contains { prefix in
+    private static func match(_ base: UnsafeRawPointer, _ count: Int, _ prefixes: [Prefix], _ words: [Word]) -> Match? {
+        prefixes.first { prefix in
             guard count >= prefix.count else { return false }
             for index in prefix.words {
                 let word = words[index]
@@ -212,7 +248,7 @@ struct SignedPrefixes: Sendable {
                 guard let end = afterPort(base, count, at: prefix.count) else { return false }
                 return endsAuthority(base, count, at: end)
             }
-        }
+        }?.kind
     }
 
     /// Whether the authority ends at `offset` of the `count` bytes at `base`: the text ends there,

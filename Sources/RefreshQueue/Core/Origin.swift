@@ -30,7 +30,12 @@ struct Origin: Sendable, Hashable {
 
     /// Whether a token sent here is encrypted on the wire, or never leaves the machine.
     var isSecure: Bool {
-        scheme == "https" || scheme == "wss" || isLoopback
+        isEncrypted || isLoopback
+    }
+
+    /// Whether the scheme encrypts what it carries: https or wss.
+    var isEncrypted: Bool {
+        scheme == "https" || scheme == "wss"
     }
 
     /// How URLs most often spell this machine: the hosts of ``isLoopback`` whose every port and
@@ -43,6 +48,11 @@ struct Origin: Sendable, Hashable {
     /// resolver (it asks DNS), and `0127.0.0.1` is octal, 87.0.0.1, to some URL parsers. Anything
     /// that merely looks like 127.x.x.x is another machine.
     var isLoopback: Bool {
+        Self.isLoopback(host: host)
+    }
+
+    /// ``isLoopback`` for `host`, in lower case and without brackets.
+    static func isLoopback(host: String) -> Bool {
         if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" { return true }
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)
         return octets.count == 4 && octets[0] == "127" && octets.allSatisfy(Self.isDecimalOctet)

@@ -44,6 +44,10 @@ public enum RefreshQueueError: Error, Sendable {
     /// The request would be signed but goes to plain `http://` (or `ws://`) on `host`, another
     /// machine: the token would travel unencrypted. Use https (wss), or
     /// ``AllowedOrigins/allowingPlainHTTP()`` for a development server. The request was not signed.
+    ///
+    /// A request to this machine fails so too when the environment sends it through a proxy on
+    /// `host`, another machine (on Linux: `http_proxy` or `all_proxy`, unless `no_proxy` lists the
+    /// request's host, `localhost` say).
     case insecureRequest(host: String)
 }
 

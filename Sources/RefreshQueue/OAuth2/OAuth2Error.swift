@@ -36,7 +36,9 @@ public enum OAuth2Error: Error, Sendable, Equatable {
     case transport(URLError)
     /// The token endpoint is not reached over https (or over plain http on this machine), so the
     /// client secret and the refresh token would cross the network readable by anyone on the way
-    /// (RFC 6749 §3.2 requires TLS). Nothing was sent. Holds the endpoint's host.
+    /// (RFC 6749 §3.2 requires TLS). Nothing was sent. Holds the endpoint's host; or, for an
+    /// endpoint on this machine that the environment sends through a proxy on another (on Linux:
+    /// `http_proxy` or `all_proxy`, unless `no_proxy` lists the endpoint's host), the proxy's.
     case insecureEndpoint(host: String)
 }
 
@@ -79,7 +81,8 @@ extension OAuth2Error: CustomStringConvertible, LocalizedError, TokenFreeError {
             return "The token endpoint could not be reached (URLError \(error.code.rawValue))."
         case .insecureEndpoint(let host):
             return
-                "The token endpoint at \"\(Self.printable(host))\" is not reached over https; nothing was sent to it."
+                "The token endpoint is not reached over https: the request would reach \"\(Self.printable(host))\" "
+                + "unencrypted; nothing was sent."
         }
     }
 

@@ -20,8 +20,9 @@ import FoundationNetworking
 /// replaces the old one and a missing one keeps it (RFC 6749 §6). Answers larger than 1 MiB are
 /// refused. Every request ends within ``requestTimeout``, however slowly the server answers.
 /// A `tokenURL` that is not https (plain http only to this machine: `localhost`, 127.0.0.0/8,
-/// `::1`, unless ``allowsPlainHTTP``) fails every grant with ``OAuth2Error/insecureEndpoint(host:)``
-/// before anything is sent.
+/// `::1`, and not through a proxy on another machine that the environment names, as `http_proxy`
+/// does on Linux; unless ``allowsPlainHTTP``) fails every grant with
+/// ``OAuth2Error/insecureEndpoint(host:)`` before anything is sent.
 /// Errors are ``OAuth2Error``s (or `CancellationError` when the calling task is cancelled).
 /// Printing the client never shows its secret.
 public struct TokenEndpointClient: Sendable {
@@ -86,6 +87,9 @@ public struct TokenEndpointClient: Sendable {
 
     /// The largest token response read.
     static let maximumResponseSize = 1 << 20
+    /// The proxies the environment names, which a plain-http `tokenURL` on this machine must not
+    /// go through unless ``allowsPlainHTTP``. Tests replace it.
+    var proxies = ProxyEnvironment.process
 
     /// Creates a client.
     public init(
@@ -205,6 +209,10 @@ public struct TokenEndpointClient: Sendable {
         // The client secret and the refresh token go only where nobody on the way can read them.
         guard let origin = Origin(tokenURL), origin.isSecure || (allowsPlainHTTP && origin.scheme == "http") else {
             throw OAuth2Error.insecureEndpoint(host: tokenURL.host ?? "")
+        }
+        // This machine over plain http, through a proxy on another one (Linux: `http_proxy`).
+        if !allowsPlainHTTP, !origin.isEncrypted, let proxy = proxies.remoteProxy(forPlain: "http", host: origin.host) {
+            throw OAuth2Error.insecureEndpoint(host: proxy)
         }
         let request = makeRequest(grant)
         var end = DispatchTime.after(seconds: requestTimeout)
