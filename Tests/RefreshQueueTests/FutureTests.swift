@@ -307,6 +307,31 @@ struct FutureAbandonedTests {
         #expect(innerFailures.current == 1)
     }
 
+    /// "Just after that callback returns": before the next callback of the future being reported,
+    /// and in the order the futures were abandoned (they ran after every remaining callback of
+    /// that future, the last abandoned first).
+    @Test func futuresAbandonedInsideACallbackOfAnAbandonedFutureFailInOrderBeforeItsNextCallback() {
+        let keptOuter = Protected<Complete?>(nil)
+        let keptFirst = Protected<Complete?>(nil)
+        let keptSecond = Protected<Complete?>(nil)
+        let outer = Future<Int> { complete in keptOuter.withLock { $0 = complete } }
+        let first = Future<Int> { complete in keptFirst.withLock { $0 = complete } }
+        let second = Future<Int> { complete in keptSecond.withLock { $0 = complete } }
+        let log = Protected<[String]>([])
+        first.observe { _ in log.withLock { $0.append("first") } }
+        // A stage of the first, and an observer of that stage: what the first's failure reaches.
+        first.map { $0 + 1 }.observe { _ in log.withLock { $0.append("first's stage") } }
+        second.observe { _ in log.withLock { $0.append("second") } }
+        outer.observe { _ in
+            keptFirst.withLock { $0 = nil }
+            keptSecond.withLock { $0 = nil }
+            log.withLock { $0.append("outer 1") }
+        }
+        outer.observe { _ in log.withLock { $0.append("outer 2") } }
+        keptOuter.withLock { $0 = nil }
+        #expect(log.current == ["outer 1", "first", "first's stage", "second", "outer 2"])
+    }
+
     @Test func anAsyncWaiterOfAnAbandonedFutureThrowsInsteadOfWaitingForever() async {
         let kept = Protected<Complete?>(nil)
         let future = Future<Int> { complete in kept.withLock { $0 = complete } }

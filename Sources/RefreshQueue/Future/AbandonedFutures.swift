@@ -12,40 +12,49 @@ import Musl
 /// is released uncalled. Its callbacks then run with ``FutureError/abandoned`` on the releasing
 /// thread. Running them may release further pending futures (the next stages of a chain, futures
 /// an observer held): their deinitializers hand their callbacks to the loop already running on
-/// this thread instead of starting a nested one, so the stack stays flat however long the chain.
+/// this thread instead of starting a nested one, so the stack stays flat however long the chain,
+/// and the loop runs them as soon as the callback that released them returns.
 enum AbandonedFutures {
-    /// Runs `continuations`, or queues them behind the loop already running on this thread.
+    /// Runs `continuations`, or queues them behind the callback that the loop already running on
+    /// this thread is running.
     static func fail(_ continuations: FutureContinuations) {
-        if continuations.isEmpty { return }
+        guard let due = continuations.due else { return }
         if let active = FailureLoop.current {
-            active.append(continuations)
+            active.abandoned.append(due)
             return
         }
-        let loop = FailureLoop()
-        loop.append(continuations)
-        loop.run()
+        FailureLoop().run(from: due)
     }
 }
 
 /// The failure loop running on the current thread, if any.
 private final class FailureLoop {
-    private var pending: [FutureContinuations] = []
+    /// The futures that the callback running now abandoned, in the order it abandoned them.
+    var abandoned: [any FutureDueCallbacks] = []
 
     static var current: FailureLoop? {
         guard let pointer = pthread_getspecific(threadKey) else { return nil }
         return Unmanaged<FailureLoop>.fromOpaque(pointer).takeUnretainedValue()
     }
 
-    func append(_ continuations: FutureContinuations) {
-        pending.append(continuations)
-    }
-
-    func run() {
+    /// Runs the callbacks of `first` and every callback they make due, depth first, as
+    /// ``FutureContinuations/run()`` does. The futures a callback abandons run as soon as it
+    /// returns, in the order it abandoned them; then what it completed, then the next callback of
+    /// its own future.
+    func run(from first: any FutureDueCallbacks) {
         pthread_setspecific(threadKey, Unmanaged.passUnretained(self).toOpaque())
         defer { pthread_setspecific(threadKey, nil) }
-        // Each popped batch runs (and is freed) before the next; what it abandons is appended.
-        while let continuations = pending.popLast() {
-            continuations.run()
+        var current = first
+        // What is still to run, the next on top.
+        var waiting: [any FutureDueCallbacks] = []
+        while true {
+            let (produced, more) = current.runNextDue()
+            if more { waiting.append(current) }
+            if let next = produced.due { waiting.append(next) }
+            // The first abandoned goes on top.
+            while let dropped = abandoned.popLast() { waiting.append(dropped) }
+            guard let next = waiting.popLast() else { return }
+            current = next
         }
     }
 }

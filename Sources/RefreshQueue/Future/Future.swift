@@ -212,7 +212,9 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// Callbacks registered while the future is pending run in the order they were registered
     /// (on a serial `queue`, in that order there). One registered while the future is being
     /// completed on another thread may run before them, also on the same serial queue: to
-    /// sequence two steps, chain them (``map(_:)``, ``flatMap(_:)``) instead.
+    /// sequence two steps, chain them (``map(_:)``, ``flatMap(_:)``) instead. So may one
+    /// registered, on the thread that abandoned the future, inside the callback whose return its
+    /// failure waits for (see ``init(_:)``): the future has failed already, so it runs at once.
     ///
     /// - Parameters:
     ///   - queue: Where `callback` runs. When `nil`, it runs on the thread that completes the
