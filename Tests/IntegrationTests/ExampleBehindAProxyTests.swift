@@ -4,9 +4,10 @@ import Testing
 
 /// `swift run Example` needs no network. On Linux, URLSession would send its requests to the
 /// stub on 127.0.0.1 through the proxy that `http_proxy` names: tokens, client secret and all.
-@Suite("Example behind a proxy", .timeLimit(.minutes(2)))
+@Suite("Example behind a proxy", .timeLimit(.minutes(5)))
 struct ExampleBehindAProxyTests {
-    @Test(arguments: [[], ["--processes", "2", "--requests", "10"]])
+    /// Apart from other exclusive tests: two or three processes at once keep both cores busy.
+    @Test(.exclusive, arguments: [[], ["--processes", "2", "--requests", "10"]])
     func theWalkthroughSendsNothingToTheProxyThatTheEnvironmentNames(arguments: [String]) async throws {
         let example = try #require(BuiltExecutable.url(named: "Example"), "build it first: swift build")
         // A proxy that records what reaches it, and answers nothing useful.
