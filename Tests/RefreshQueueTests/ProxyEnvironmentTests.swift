@@ -36,8 +36,15 @@ struct ProxyEnvironmentTests {
     @Test(
         arguments: [
             ("http://proxy.example.test", "proxy.example.test"), ("PROXY.example.test:3128", "proxy.example.test"),
-            ("socks5h://user:pa/ss@10.0.0.7:1080", "10.0.0.7"), ("http://[fd00::7]:3128/", "fd00::7"),
+            ("socks5h://user:secret@10.0.0.7:1080", "10.0.0.7"), ("http://[fd00::7]:3128/", "fd00::7"),
             ("http://[broken", nil), ("http://user@:3128", nil), ("://", nil),
+            // The address ends at the first "/", "?" or "#", and a scheme is only at the start: what
+            // follows is no host (libcurl goes to 10.255.255.1 with each of these).
+            ("http://10.255.255.1:3128/@127.0.0.1", "10.255.255.1"), ("10.255.255.1:3128?@localhost", "10.255.255.1"),
+            ("http://10.255.255.1#@[::1]", "10.255.255.1"), ("10.255.255.1:3128/x://127.0.0.1", "10.255.255.1"),
+            ("10.255.255.1/?u=http://localhost", "10.255.255.1"),
+            // After the host, a port or nothing; a password with a "/" is not read as a host.
+            ("socks5h://user:pa/ss@10.0.0.7:1080", nil), ("http://[::1]x:3128", nil), ("proxy.example.test:31x8", nil),
         ] as [(String, String?)])
     func theHostOfAProxyVariableIsReadWithoutItsCredentials(value: String, host: String?) {
         #expect(ProxyEnvironment.host(ofProxy: value) == host)
@@ -97,6 +104,8 @@ struct ProxyEnvironmentTests {
     @Test(arguments: [
         ("127.0.0.0/8", "127.0.0.1"), ("0.0.1", "127.0.0.1"), (".localhost", "localhost"), ("[::1]", "::1"),
         ("localhost.", "localhost"), ("host", "localhost"), ("*,localhost", "127.0.0.1"), ("localhost\t", "localhost"),
+        // libcurl compares bytes (ASCII letters in any case): a Kelvin sign is not a "k".
+        ("\u{212A}.localhost", "k.localhost"),
     ])
     func noProxyEntriesThatNotEveryLibcurlReadsDoNotCount(list: String, host: String) {
         var variables = Self.proxied

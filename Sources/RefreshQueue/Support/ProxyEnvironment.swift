@@ -54,21 +54,29 @@ struct ProxyEnvironment: Sendable {
     }
 
     /// Whether `no_proxy` (or, when it is unset, `NO_PROXY`) keeps `host` from every proxy, as
-    /// every libcurl version reads it: `*`, the host itself (letters in any case), or for a name a
-    /// domain it belongs to (`localhost` or `.localhost` for `api.localhost`). An address counts
-    /// only when listed as itself: ranges (`127.0.0.0/8`) are understood by recent versions only.
+    /// every libcurl version reads it: `*`, the host itself (ASCII letters in any case, byte for
+    /// byte otherwise, as libcurl compares), or for a name a domain it belongs to (`localhost` or
+    /// `.localhost` for `api.localhost`). An address counts only when listed as itself: ranges
+    /// (`127.0.0.0/8`) are understood by recent versions only.
     func exempts(_ host: String) -> Bool {
         guard let list = variable("no_proxy") ?? variable("NO_PROXY") else { return false }
-        if list == "*" { return true }
-        let host = host.lowercased()
-        let isAddress = host.contains(":") || host.allSatisfy { $0 == "." || $0.isASCII && $0.isNumber }
-        return list.split(whereSeparator: { $0 == "," || $0 == " " }).contains { entry in
-            let entry = entry.lowercased()
+        if list.utf8.elementsEqual("*".utf8) { return true }
+        let host = Self.asciiLowercased(host.utf8)
+        let dot = UInt8(ascii: ".")
+        let isAddress = host.contains(UInt8(ascii: ":")) || host.allSatisfy { $0 == dot || (48...57).contains($0) }
+        return list.utf8.split(whereSeparator: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: " ") }).contains {
+            let entry = Self.asciiLowercased($0)
             if entry == host { return true }
             guard !isAddress else { return false }
-            let domain = entry.hasPrefix(".") ? entry.dropFirst() : Substring(entry)
-            return !domain.isEmpty && host.hasSuffix("." + domain)
+            let domain = entry.first == dot ? entry.dropFirst() : entry[...]
+            guard !domain.isEmpty, host.count > domain.count else { return false }
+            return host[host.count - domain.count - 1] == dot && host.suffix(domain.count).elementsEqual(domain)
         }
+    }
+
+    /// `bytes` with the ASCII capital letters made small, and nothing else changed.
+    private static func asciiLowercased(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+        bytes.map { (65...90).contains($0) ? $0 | 0x20 : $0 }
     }
 
     /// The variables that may name the proxy of a plain `scheme` request, in the order libcurl
@@ -82,19 +90,31 @@ struct ProxyEnvironment: Sendable {
 
     /// The host that a proxy variable names (`http://user:secret@proxy.example:3128`,
     /// `proxy.example:3128`, `socks5h://[::1]:1080`), in lower case and without brackets; `nil`
-    /// when there is none.
+    /// when it cannot be read for certain, as libcurl reads it: a scheme only at the start, the
+    /// address ending at the first `/`, `?` or `#`, and after the host nothing but a port.
     static func host(ofProxy value: String) -> String? {
         var rest = Substring(value)
-        if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
-        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
+        if let separator = rest.range(of: "://") {
+            let scheme = rest[..<separator.lowerBound]
+            let schemeCharacters = scheme.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "+.-".unicodeScalars.contains($0))
+            }
+            if !scheme.isEmpty, schemeCharacters { rest = rest[separator.upperBound...] }
+        }
         if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
+        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
         let host: Substring
+        let after: Substring
         if rest.hasPrefix("[") {
             guard let close = rest.firstIndex(of: "]") else { return nil }
             host = rest[rest.index(after: rest.startIndex)..<close]
+            after = rest[rest.index(after: close)...]
         } else {
             host = rest.prefix { $0 != ":" }
+            after = rest[host.endIndex...]
         }
-        return host.isEmpty ? nil : host.lowercased()
+        let port = after.dropFirst()
+        let onlyAPort = after.isEmpty || (after.first == ":" && port.allSatisfy { $0.isASCII && $0.isNumber })
+        return host.isEmpty || !onlyAPort ? nil : String(decoding: asciiLowercased(host.utf8), as: UTF8.self)
     }
 }
