@@ -142,7 +142,9 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     /// Without a ``Options/completionQueue``: when the request is answered without waiting (a
     /// valid token is held and no request is waiting, the request is not to be signed, or it is
     /// refused at once because no refresh may start now), `completion` runs at once, on the
-    /// caller's thread, before this method returns. Otherwise it runs later, on a thread of the
+    /// caller's thread, before this method returns; except that a refusal waits for completions
+    /// being delivered at that moment (when called from inside one, say), and runs just after
+    /// them, in order, on the thread delivering them. Otherwise it runs later, on a thread of the
     /// closure's (its queue, its timer queue, or the thread where the refresh ended), one at a
     /// time and in arrival order; or on the thread that calls ``AuthorizationTask/cancel()``.
     ///
@@ -266,8 +268,10 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     /// those waiting now.
     ///
     /// Whatever was held before is forgotten, and a refresh still running for it is not adopted
-    /// when it ends. Persisting `authentication` is up to you (a store-backed closure reads its
-    /// store only when it holds nothing).
+    /// when it ends. That refresh runs on until it ends (or is given up), and no other refresh
+    /// starts before: if `authentication` itself needs a refresh meanwhile, its requests wait for
+    /// that one to end, as long as their `refreshTimeout` allows. Persisting `authentication` is
+    /// up to you (a store-backed closure reads its store only when it holds nothing).
     public func adopt(_ authentication: Authentication) {
         let credential = Self.credential(for: authentication, scheme: scheme)
         let now = self.now()
