@@ -60,7 +60,7 @@ struct SignedPrefixesTests {
         "wss://api.example.test",
     ])
     func thisMachineOverPlainHTTPAndEveryHTTPSHostAreSettledWithoutParsing(url: String) {
-        let settled = Self.allPrefixes.begin(url)
+        let settled = Self.allPrefixes.match(url) != nil
         #expect(settled)
     }
 
@@ -75,7 +75,7 @@ struct SignedPrefixesTests {
         "https:///v1/me", "https://:443", "https://@/",
     ])
     func anythingElseIsLeftToParsing(url: String) {
-        let settled = Self.allPrefixes.begin(url)
+        let settled = Self.allPrefixes.match(url) != nil
         #expect(!settled)
     }
 

@@ -173,7 +173,7 @@ struct SignedPrefixes: Sendable {
         var all: [Prefix] = []
         var words: [Word] = []
         for (text, ending) in prefixes {
-            let bytes = text.utf8.map(Self.lowercased)
+            let bytes = text.utf8.map(\.asciiLowercased)
             let length = max(bytes.count, 8)
             let padding = [UInt8](repeating: 0, count: length - bytes.count)
             let caseBits = bytes.map { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) ? UInt8(0x20) : 0 }
@@ -194,14 +194,9 @@ struct SignedPrefixes: Sendable {
         self.words = words
     }
 
-    /// Whether `text` begins with one of the prefixes (ASCII letters in any case) followed by what
+    /// The kind of the prefix that `text` begins with (ASCII letters in any case), followed by what
     /// its ``Ending`` allows: the end of the authority, the start of a host, or a port and then the
-    /// end of the authority.
-    func begin(_ text: String) -> Bool {
-        match(text) != nil
-    }
-
-    /// The kind of the prefix that `text` begins with as ``begin(_:)`` says; `nil` for none.
+    /// end of the authority; `nil` when it begins with none.
     func match(_ text: String) -> Match? {
         let prefixes = self.prefixes
         let words = self.words
@@ -282,10 +277,6 @@ struct SignedPrefixes: Sendable {
     /// The eight bytes of `bytes` at `offset`, in memory order, as `loadUnaligned` reads them.
     private static func word(_ bytes: [UInt8], at offset: Int) -> UInt64 {
         bytes[offset..<offset + 8].withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
-    }
-
-    private static func lowercased(_ byte: UInt8) -> UInt8 {
-        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
     }
 }
 

@@ -61,22 +61,17 @@ struct ProxyEnvironment: Sendable {
     func exempts(_ host: String) -> Bool {
         guard let list = variable("no_proxy") ?? variable("NO_PROXY") else { return false }
         if list.utf8.elementsEqual("*".utf8) { return true }
-        let host = Self.asciiLowercased(host.utf8)
+        let host = host.utf8.map(\.asciiLowercased)
         let dot = UInt8(ascii: ".")
         let isAddress = host.contains(UInt8(ascii: ":")) || host.allSatisfy { $0 == dot || (48...57).contains($0) }
         return list.utf8.split(whereSeparator: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: " ") }).contains {
-            let entry = Self.asciiLowercased($0)
+            let entry = $0.map(\.asciiLowercased)
             if entry == host { return true }
             guard !isAddress else { return false }
             let domain = entry.first == dot ? entry.dropFirst() : entry[...]
             guard !domain.isEmpty, host.count > domain.count else { return false }
             return host[host.count - domain.count - 1] == dot && host.suffix(domain.count).elementsEqual(domain)
         }
-    }
-
-    /// `bytes` with the ASCII capital letters made small, and nothing else changed.
-    private static func asciiLowercased(_ bytes: some Sequence<UInt8>) -> [UInt8] {
-        bytes.map { (65...90).contains($0) ? $0 | 0x20 : $0 }
     }
 
     /// The variables that may name the proxy of a plain `scheme` request, in the order libcurl
@@ -115,6 +110,6 @@ struct ProxyEnvironment: Sendable {
         }
         let port = after.dropFirst()
         let onlyAPort = after.isEmpty || (after.first == ":" && port.allSatisfy { $0.isASCII && $0.isNumber })
-        return host.isEmpty || !onlyAPort ? nil : String(decoding: asciiLowercased(host.utf8), as: UTF8.self)
+        return host.isEmpty || !onlyAPort ? nil : String(decoding: host.utf8.map(\.asciiLowercased), as: UTF8.self)
     }
 }
