@@ -136,6 +136,11 @@ struct FaultMatrixTests {
         let tokenRequests = proxy.requests
 
         #expect(results.count == Self.requests, "\(fault.name): not every request ended")
+        // One refresh per fault, never more: the fault itself, not a storm of retries.
+        #expect(tokenRequests == 1, "\(fault.name): \(tokenRequests) token requests instead of one")
+        // Bounded time: each request waits at most `refreshTimeout` (with room for a loaded machine
+        // to start and finish the requests).
+        #expect(seconds < fault.refreshTimeout + 20, "\(fault.name): the requests took \(seconds) s")
         // Bounded memory: less than the largest answer a fault sends (50 MB), which must never be held.
         #expect(heap < 40 << 20, "\(fault.name): the heap in use grew by \(heap >> 20) MiB")
         #expect(
