@@ -79,9 +79,12 @@ struct ProxyEnvironment: Sendable {
     /// a web server may set from a request's `Proxy` header. For ws, `ws_proxy` in either case and
     /// `http_proxy` as well.
     static func proxyVariables(forPlain scheme: String) -> [String] {
-        let general = ["all_proxy", "ALL_PROXY"]
-        return scheme == "ws" ? ["ws_proxy", "WS_PROXY", "http_proxy"] + general : ["http_proxy"] + general
+        scheme == "ws" ? wsVariables : httpVariables
     }
+
+    /// Built once: every plain-http request to this machine reads them.
+    private static let httpVariables = ["http_proxy", "all_proxy", "ALL_PROXY"]
+    private static let wsVariables = ["ws_proxy", "WS_PROXY", "http_proxy", "all_proxy", "ALL_PROXY"]
 
     /// The host that a proxy variable names (`http://user:secret@proxy.example:3128`,
     /// `proxy.example:3128`, `socks5h://[::1]:1080`), in lower case and without brackets; `nil`
