@@ -459,6 +459,9 @@ struct OAuth2InsecureEndpointTests {
         ("HTTP://Auth.Example.Test:8080/api/token", "auth.example.test"),
         ("http://127.0.0.08/token", "127.0.0.08"), ("http://10.0.0.1/token", "10.0.0.1"),
         ("ftp://auth.example.test/token", "auth.example.test"), ("file:///tmp/token", ""),
+        // WebSocket URLs are no token endpoints, encrypted or on this machine: refused like ftp,
+        // not handed to URLSession to fail there.
+        ("wss://auth.example.test/token", "auth.example.test"), ("ws://127.0.0.1:9/token", "127.0.0.1"),
     ])
     func aTokenEndpointThatIsNotHTTPSIsRefusedBeforeTheSecretsAreSent(url: String, host: String) async {
         let client = TokenEndpointClient(tokenURL: URL(string: url)!, clientID: "id", clientSecret: "secret-0123")

@@ -8,7 +8,7 @@ public enum AuthorizationCodeError: Error, Sendable, Equatable {
     /// The authorization server answered with an error (RFC 6749 §4.1.2.1): `access_denied` when
     /// the user declined, `invalid_scope`, …; `description` is its `error_description`.
     case authorizationFailed(error: String, description: String?)
-    /// The redirect carries neither a code nor an error.
+    /// The redirect carries no error and no usable code: none, an empty one, or more than one.
     case missingCode
     /// A code verifier given to ``AuthorizationCodeRequest/init(authorizationEndpoint:clientID:redirectURI:scope:state:codeVerifier:additionalParameters:)``
     /// is not 43 to 128 unreserved characters, or the state is empty.

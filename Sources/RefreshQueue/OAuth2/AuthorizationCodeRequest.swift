@@ -111,7 +111,8 @@ public struct AuthorizationCodeRequest: Sendable, Equatable {
     ///   request's (a forged or stale redirect: never use its code);
     ///   ``AuthorizationCodeError/authorizationFailed(error:description:)`` when the server
     ///   answered with `error=` (`access_denied` when the user declined);
-    ///   ``AuthorizationCodeError/missingCode`` when there is neither a code nor an error.
+    ///   ``AuthorizationCodeError/missingCode`` when there is no error and no usable code (none,
+    ///   an empty one, or more than one).
     public func code(fromRedirect redirect: URL) throws(AuthorizationCodeError) -> String {
         guard let expected = URLComponents(string: redirectURI),
             let received = URLComponents(url: redirect, resolvingAgainstBaseURL: true),

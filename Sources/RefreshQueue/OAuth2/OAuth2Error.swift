@@ -11,7 +11,8 @@ import FoundationNetworking
 /// the server is in trouble (``server(status:retryAfter:)``: try later), the answer was not a
 /// token response (``malformedResponse(_:)``), or the network failed (``transport(_:)``).
 /// ``requiresReauthentication`` says whether only a new login helps. No case's text contains a
-/// token or a client secret. It is `Equatable`, so a test can expect an exact one.
+/// token or a client secret of 4 characters or more (shorter values are not looked for: removing
+/// them would mangle ordinary words). It is `Equatable`, so a test can expect an exact one.
 public enum OAuth2Error: Error, Sendable, Equatable {
     /// The server answered with an RFC 6749 §5.2 error.
     case tokenEndpoint(TokenEndpointError)
@@ -26,7 +27,8 @@ public enum OAuth2Error: Error, Sendable, Equatable {
     case responseTooLarge
     /// The token's `token_type` is not one the client accepts (RFC 6749 §7.1): a `DPoP` or `mac`
     /// token must not be sent as a Bearer token. See ``TokenEndpointClient/acceptedTokenTypes``.
-    /// Holds the type's visible ASCII characters (at most 40), without any secret the client sent.
+    /// Holds the type's visible ASCII characters (at most 40), without any secret of 4 characters
+    /// or more that the client sent.
     case unsupportedTokenType(String)
     /// The authentication has no refresh token, so it cannot be refreshed.
     case noRefreshToken
@@ -118,9 +120,9 @@ extension OAuth2Error: CustomStringConvertible, LocalizedError, TokenFreeError {
 public struct TokenEndpointError: Sendable, Equatable, CustomStringConvertible {
     /// The `error` code.
     public var code: TokenErrorCode
-    /// `error_description`, with anything the client sent as a secret (refresh token, code,
-    /// client secret) removed in case the server echoed it, and without the characters that
-    /// show nothing (controls, line breaks, zero-width formatting).
+    /// `error_description`, with anything of 4 characters or more that the client sent as a
+    /// secret (refresh token, code, client secret) removed in case the server echoed it, and
+    /// without the characters that show nothing (controls, line breaks, zero-width formatting).
     public var errorDescription: String?
     /// `error_uri`.
     public var errorURI: URL?

@@ -73,9 +73,9 @@ public struct OAuth2Token: Sendable, Equatable {
         return expiresAt.timeIntervalSince(now) <= leeway.safetySeconds(forLifetime: lifetime)
     }
 
-    /// Whether a refresh ahead should start at `now`: the token still works, but less than the
-    /// leeway is left (see ``TokenLeeway``). Always false for a token
-    /// without an expiry.
+    /// Whether a refresh ahead should start at `now`: less than the leeway is left (see
+    /// ``TokenLeeway``). Also true once the token has expired, when ``isRefreshNeeded(at:leeway:)``
+    /// is true as well and decides. Always false for a token without an expiry.
     public func isRefreshRecommended(at now: Date, leeway: TokenLeeway = .default) -> Bool {
         guard let expiresAt, let lifetime else { return false }
         return expiresAt.timeIntervalSince(now) < leeway.seconds(forLifetime: lifetime)
@@ -148,7 +148,8 @@ extension OAuth2Token: CustomStringConvertible, CustomDebugStringConvertible {
 /// | 60 s | 30 s left | 6 s left |
 /// | 1 s | 0.5 s left | 0.1 s left |
 public struct TokenLeeway: Sendable, Equatable {
-    /// The shortest leeway, in seconds.
+    /// The shortest leeway, in seconds, unless ``maximumFractionOfLifetime`` of the lifetime is
+    /// shorter still: a 60-second token's default leeway is 30 s.
     public var minimum: TimeInterval
     /// The leeway as a fraction of the lifetime, when that is longer than ``minimum``.
     public var fractionOfLifetime: Double

@@ -206,8 +206,11 @@ public struct TokenEndpointClient: Sendable {
         _ grant: [(String, String)], secrets: [String], previous: OAuth2Token?, requestedScope: String? = nil,
         deadline: DispatchTime?
     ) async throws -> OAuth2Token {
-        // The client secret and the refresh token go only where nobody on the way can read them.
-        guard let origin = Origin(tokenURL), origin.isSecure || (allowsPlainHTTP && origin.scheme == "http") else {
+        // The client secret and the refresh token go only where nobody on the way can read them,
+        // and only over http: a WebSocket URL (`wss`, or `ws` to this machine) is no token endpoint.
+        guard let origin = Origin(tokenURL), origin.scheme == "https" || origin.scheme == "http",
+            origin.isSecure || allowsPlainHTTP
+        else {
             throw OAuth2Error.insecureEndpoint(host: tokenURL.host ?? "")
         }
         // This machine over plain http, through a proxy on another one (Linux: `http_proxy`).

@@ -19,10 +19,10 @@ import Foundation
 ///   processes sharing the file (an app and its extensions, several CLI invocations) refresh one
 ///   at a time. The kernel releases the lock if its holder dies.
 /// - **Serialized**: every save and removal holds a short exclusive `flock` on a hidden
-///   `.<name>.write.lock` (the name cut to its first 40 characters) while it checks what the file
-///   holds and writes, so that a write decided on one reading (a refresh saving over the token it
-///   refreshed, a check for a newer version's file) never lands on another: a logout or a login
-///   in another process at that moment wins.
+///   `.<name>.write.lock` (the name cut to its first 40 Unicode scalars, as in the names of
+///   temporary files) while it checks what the file holds and writes, so that a write decided on
+///   one reading (a refresh saving over the token it refreshed, a check for a newer version's
+///   file) never lands on another: a logout or a login in another process at that moment wins.
 ///
 /// ```swift
 /// let url = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
