@@ -472,6 +472,31 @@ struct AdoptAndRefreshIfNeededTests {
         await #expect(throws: RefreshQueueError.notAuthenticated) { try await closure.refreshIfNeeded() }
     }
 
+    /// `invalidate()` frees whoever waited for the old login's refresh at once, `refreshIfNeeded`
+    /// callers too: they are answered from what `find()` gives now, not when (or if) that refresh
+    /// ends, and its end answers nobody a second time.
+    @Test func refreshIfNeededWaitsNoLongerForTheOldLoginsRefreshOnceInvalidated() async throws {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("ageing", recommended: true))
+        let closure = Closure.make(service)
+        _ = try await closure.authorize(makeRequest())
+        await service.started.wait(for: 1)
+        let done = Completions<Result<Void, any Error>>()
+        closure.refreshIfNeeded { done.record(0, $0) }
+        service.store(service.authentication("new-login"))
+        closure.invalidate()
+        // The old refresh is still running: nothing but `invalidate()` can have answered.
+        await done.wait(for: 1)
+        guard case .success = done.results[0] else {
+            Issue.record("refreshIfNeeded answered \(String(describing: done.results[0]))")
+            return
+        }
+        #expect(service.refreshCount == 1)
+        service.completePending()
+        #expect(closure.signsAtOnce(with: "Bearer new-login"))
+        #expect(done.count == 1)
+    }
+
     /// After a refresh ahead failed, a token that still works is kept until its back-off ends:
     /// `refreshIfNeeded` then succeeds at once, without a refresh, as documented.
     @Test func refreshIfNeededKeepsAWorkingTokenWhileNoRefreshAheadMayStart() async throws {

@@ -29,7 +29,8 @@ extension RefreshingRequestClosure {
     ///   browsers do. At most 10 redirects (then `URLError(.httpTooManyRedirects)`).
     /// - The request is retried at most once after a 401, so a server that rejects every token
     ///   cannot cause a loop, and only for a 401 from the origin the token was sent to; the
-    ///   answer to the retry is returned whatever it is. A `Data` body (`httpBody`) is sent again
+    ///   retry is never retried, and its answer is returned whatever it is (a redirect is still
+    ///   followed, as above). A `Data` body (`httpBody`) is sent again
     ///   unchanged. Requests that are not signed (the predicate exempts them, or their origin is
     ///   not allowed) are never retried, and neither is a request whose body is a stream
     ///   (`httpBodyStream`), which cannot be read twice: its 401, like a 307 or 308 that would have

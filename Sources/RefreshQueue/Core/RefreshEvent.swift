@@ -23,12 +23,14 @@ public enum RefreshEvent: Sendable {
     /// A refresh failed (or returned a value that still needed a refresh) after `duration` seconds.
     case refreshFailed(RefreshQueueError, duration: TimeInterval)
 
-    /// A refresh ahead failed after `duration` seconds. Nobody was waiting for it: the current
-    /// token stays in use, and another refresh ahead is tried later.
+    /// A refresh ahead failed after `duration` seconds. No request was waiting for it (a
+    /// `refreshIfNeeded` call that was receives the error): the current token stays in use, and
+    /// another refresh ahead is tried later, unless the error says that only a new login helps.
     case refreshAheadFailed(RefreshQueueError, duration: TimeInterval)
 
-    /// Requests waited `refreshTimeout` and were failed; the refresh, `after` seconds old, keeps
-    /// running and later requests wait for it.
+    /// Requests waited `refreshTimeout` and were failed. When they waited for a refresh, it is
+    /// `after` seconds old, keeps running, and later requests wait for it; when they waited for
+    /// `find()` (or for `isRefreshNeeded` to answer), `after` is `refreshTimeout`.
     case refreshTimedOut(after: TimeInterval)
 
     /// A refresh finished after the requests waiting for it had timed out (or after it was
@@ -37,7 +39,7 @@ public enum RefreshEvent: Sendable {
 
     /// A refresh ran for the closure's `abandonAfter` without ending and was given up, `after`
     /// seconds after it started: a new refresh may start. Should it still end, a success is
-    /// adopted.
+    /// adopted, unless a newer refresh's result has been adopted since.
     case refreshAbandoned(after: TimeInterval)
 
     /// A refresh held `count` requests (they waited for it) for `duration` seconds, from the first

@@ -47,9 +47,12 @@ public protocol RefreshableAuthentication: Sendable {
     /// Whether a refresh should start now, in the background, although the token still works.
     ///
     /// Refresh ahead: while this is `true` and ``isRefreshNeeded`` is `false`, requests are signed
-    /// at once with the current token and one refresh runs in the background; nobody waits for
-    /// it. When it succeeds, the new token signs from then on; when it fails, the current token
-    /// stays in use and the closure tries again later. Return `true` some time before
+    /// at once with the current token and one refresh runs in the background; no request waits
+    /// for it (a ``RefreshingRequestClosure/refreshIfNeeded(completion:)`` call does). When it
+    /// succeeds, the new token signs from then on; when it fails, the current token stays in use
+    /// and the closure tries again later, unless the failure says that only a new login helps
+    /// (``RefreshFailure/requiresReauthentication``): then no refresh ahead of that token is
+    /// tried again. Return `true` some time before
     /// ``isRefreshNeeded`` would, so that the refresh is done before anyone has to wait for it.
     ///
     /// The default implementation returns `false`: no refresh ahead.
@@ -57,15 +60,16 @@ public protocol RefreshableAuthentication: Sendable {
 
     /// The access token that signs requests, without any scheme prefix such as `Bearer`.
     ///
-    /// Read once per generation of the authentication (when it is found or refreshed), not per
-    /// request. An empty token, or one with control characters, is refused with
+    /// Read when the authentication is found, refreshed, adopted or saved (a few times each), never
+    /// per request. An empty token, or one with control characters, is refused with
     /// ``RefreshQueueError/invalidToken``.
     var accessToken: String { get }
 
     /// Obtains a fresh authentication, for example with an OAuth 2.0 `refresh_token` grant.
     ///
     /// Called once for all the requests waiting, however many; never twice at once for the same
-    /// value (after a failure, a later request may call it again). Complete the future with the
+    /// value, unless the first call runs past the closure's `abandonAfter` and is given up (after
+    /// a failure, a later request may call it again). Complete the future with the
     /// new authentication; persisting it is up to you (the closure keeps the new value in memory
     /// either way). Complete it with an error when the refresh fails: every waiting request then
     /// fails with that error, as it is; keep tokens out of its text, since apps log what they

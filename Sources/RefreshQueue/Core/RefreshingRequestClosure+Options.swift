@@ -56,7 +56,8 @@ extension RefreshingRequestClosure {
         public var missingAuthentication: MissingAuthenticationPolicy
 
         /// Which origins receive the token (default ``AllowedOrigins/all``). Requests to other
-        /// origins pass unsigned; plain `http://` to another machine is never signed.
+        /// origins pass unsigned; plain `http://` to another machine is refused, unless
+        /// ``AllowedOrigins/allowingPlainHTTP()`` allows it.
         public var origins: AllowedOrigins
 
         /// Decides per request whether it is signed at all. Requests for which it returns
@@ -74,8 +75,8 @@ extension RefreshingRequestClosure {
         ///
         /// Default `nil`: a request signed without waiting completes on the caller's thread
         /// before the call returns, and one that waited completes on a thread of the closure's
-        /// (its queue, its timer queue, or the thread where the refresh ended), one at a time and
-        /// in arrival order, unless it is cancelled with ``AuthorizationTask/cancel()``, which
+        /// (its queue, its timer queue, or the thread where the refresh ended), or on the thread
+        /// delivering other completions at that moment, one at a time and in arrival order, unless it is cancelled with ``AuthorizationTask/cancel()``, which
         /// completes it at once on the thread that cancels. Set it (to `.main`, or Moya's
         /// `callbackQueue`) when the code that receives failures expects one queue. A serial queue keeps the
         /// order in which waiting requests complete. `async` methods do not use it.

@@ -30,7 +30,8 @@ import FoundationNetworking
 ///   requests that need it meanwhile wait for it. Only a refresh that has not ended after
 ///   `abandonAfter` is given up, and only then may another refresh of the same token start.
 /// - Every request is answered within `refreshTimeout` of when it began to wait: with the new
-///   token, with the refresh's error, or with ``RefreshQueueError/refreshTimedOut``. A refresh that
+///   token, with the refresh's error, or with ``RefreshQueueError/refreshTimedOut``; unless a
+///   completion handler blocks, since completions run one at a time. A refresh that
 ///   succeeds after its waiters timed out is still adopted, so a rotated refresh token is not lost.
 /// - A failed refresh fails every waiting request with the error `refresh()` failed with, as it
 ///   is (``RefreshQueueError/notAuthenticated`` when the refresh found nobody logged in); the next
@@ -48,7 +49,8 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     public let options: Options
 
     /// How long a request may wait (for a refresh, or for `find()`) before it fails with
-    /// ``RefreshQueueError/refreshTimedOut``.
+    /// ``RefreshQueueError/refreshTimedOut``. A completion handler that blocks delays the
+    /// completions after it beyond that: they run one at a time.
     public var refreshTimeout: TimeInterval { options.refreshTimeout }
 
     /// How long a refresh may run without ending before it is given up; only then may another
@@ -145,8 +147,9 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     /// caller's thread, before this method returns; except that a refusal waits for completions
     /// being delivered at that moment (when called from inside one, say), and runs just after
     /// them, in order, on the thread delivering them. Otherwise it runs later, on a thread of the
-    /// closure's (its queue, its timer queue, or the thread where the refresh ended), one at a
-    /// time and in arrival order; or on the thread that calls ``AuthorizationTask/cancel()``.
+    /// closure's (its queue, its timer queue, or the thread where the refresh ended) or on
+    /// whichever thread is delivering other completions at that moment, one at a time and in
+    /// arrival order; or on the thread that calls ``AuthorizationTask/cancel()``.
     ///
     /// - Returns: A task whose ``AuthorizationTask/cancel()`` completes a waiting request with
     ///   ``RefreshQueueError/cancelled``; you may ignore it.
@@ -208,13 +211,15 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     /// A token can expire while its request is in flight, or be revoked early. Call this with
     /// the request exactly as it was sent (signed by this closure), then send what it returns
     /// once. However many rejected requests arrive, the token they carried is refreshed once;
-    /// requests that carried an older token are re-signed with the current one at once. To avoid
+    /// requests that carried an older token start no refresh: they are signed with the current
+    /// one (after waiting like any request, if it needs a refresh itself). To avoid
     /// 401 loops, retry a request only once, and do not retry 403 (`insufficient_scope`): a new
     /// token does not help.
     ///
     /// Pass the 401 `response` when you have it: a 401 that came from another origin than the
     /// one the request was signed for (after a redirect, say) says nothing about the token, and
-    /// never causes a refresh; the request is then signed with the current token as it is.
+    /// starts no refresh: the request is then signed like a new one, with the current token
+    /// (after a refresh only if that token needs one anyway).
     ///
     /// - Returns: A task whose ``AuthorizationTask/cancel()`` completes a waiting request with
     ///   ``RefreshQueueError/cancelled``; you may ignore it.

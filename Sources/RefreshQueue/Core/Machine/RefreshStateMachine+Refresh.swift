@@ -182,6 +182,9 @@ extension RefreshStateMachine {
         if let old = credential { actions.displaced.append(old.value) }
         credential = nil
         releaseHold(now: now, into: &actions)
+        // `refreshIfNeeded` calls waiting for the old login's refresh wait for it no more: like
+        // the line, they ask `find()` now.
+        settleProbesAfresh(takeProbes(), into: &actions)
         return actions
     }
 
