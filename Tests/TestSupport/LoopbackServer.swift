@@ -202,7 +202,8 @@ public final class LoopbackServer: @unchecked Sendable {
         }
     }
 
-    /// The request head and its body (by `Content-Length`).
+    /// The request head and its body (by `Content-Length`, or chunked: a body left unread when
+    /// the connection closes makes the kernel reset it, and the client may then lose the answer).
     private func read(from connection: Int32) -> Request? {
         var buffer = Data()
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
@@ -224,13 +225,40 @@ public final class LoopbackServer: @unchecked Sendable {
                 in: .whitespaces)
         }
         var body = Data(buffer[headEnd.upperBound...])
-        let length = Int(headers["content-length"] ?? "") ?? 0
-        while body.count < length {
-            let count = recv(connection, &chunk, chunk.count, 0)
-            guard count > 0 else { break }
-            body.append(contentsOf: chunk[..<count])
+        if headers["transfer-encoding"]?.lowercased().contains("chunked") == true {
+            // Up to the last, empty chunk (a request carries no trailers here).
+            while Self.dechunked(body) == nil, body.count < 1 << 20 {
+                let count = recv(connection, &chunk, chunk.count, 0)
+                guard count > 0 else { break }
+                body.append(contentsOf: chunk[..<count])
+            }
+            body = Self.dechunked(body) ?? body
+        } else {
+            let length = Int(headers["content-length"] ?? "") ?? 0
+            while body.count < length {
+                let count = recv(connection, &chunk, chunk.count, 0)
+                guard count > 0 else { break }
+                body.append(contentsOf: chunk[..<count])
+            }
         }
         return Request(method: String(start[0]), path: String(start[1]), headers: headers, body: body)
+    }
+
+    /// The content of a complete chunked body, `nil` while its last chunk has not arrived.
+    private static func dechunked(_ raw: Data) -> Data? {
+        var content = Data()
+        var rest = raw[...]
+        while let lineEnd = rest.range(of: Data("\r\n".utf8)) {
+            let sizeText = String(decoding: rest[..<lineEnd.lowerBound], as: UTF8.self)
+            guard let size = Int(sizeText.split(separator: ";").first ?? "", radix: 16) else { return nil }
+            let start = lineEnd.upperBound
+            if size == 0 { return rest[start...].starts(with: Data("\r\n".utf8)) ? content : nil }
+            guard rest.distance(from: start, to: rest.endIndex) >= size + 2 else { return nil }
+            let end = rest.index(start, offsetBy: size)
+            content.append(rest[start..<end])
+            rest = rest[rest.index(end, offsetBy: 2)...]
+        }
+        return nil
     }
 
     @discardableResult
