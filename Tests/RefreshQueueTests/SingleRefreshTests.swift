@@ -442,40 +442,11 @@ struct AdoptAndRefreshIfNeededTests {
     }
 
     /// The app stores a new login and calls `invalidate()` while `refreshIfNeeded` waits for a
-    /// refresh ahead: however that refresh ends, it says nothing about the new login, so the
-    /// caller is answered from what `find()` gives then, not told it is logged out.
+    /// refresh ahead: the caller is answered at once from what `find()` gives now, not when (or
+    /// if) that refresh ends, and not told it is logged out; however the refresh then ends, it
+    /// says nothing about the new login and answers nobody a second time.
     @Test(arguments: ["succeeds", "fails", "finds nobody logged in"])
     func refreshIfNeededAfterInvalidateAsksFindNotTheOldRefresh(outcome: String) async throws {
-        let service = TokenService(behavior: .hold)
-        service.store(service.authentication("ageing", recommended: true))
-        let closure = Closure.make(service)
-        _ = try await closure.authorize(makeRequest())
-        await service.started.wait(for: 1)
-        let done = Completions<Result<Void, any Error>>()
-        closure.refreshIfNeeded { done.record(0, $0) }
-        service.store(service.authentication("new-login"))
-        closure.invalidate()
-        switch outcome {
-        case "succeeds": service.completePending()
-        case "fails": service.completePending(with: .failure(ExampleError(code: 7)))
-        default: service.completePending(with: .failure(RefreshQueueError.notAuthenticated))
-        }
-        await done.wait(for: 1)
-        guard case .success = done.results[0] else {
-            Issue.record("refreshIfNeeded answered \(String(describing: done.results[0]))")
-            return
-        }
-        #expect(closure.signsAtOnce(with: "Bearer new-login"))
-        // And after a logout stored the same way, it says so.
-        service.store(nil)
-        closure.invalidate()
-        await #expect(throws: RefreshQueueError.notAuthenticated) { try await closure.refreshIfNeeded() }
-    }
-
-    /// `invalidate()` frees whoever waited for the old login's refresh at once, `refreshIfNeeded`
-    /// callers too: they are answered from what `find()` gives now, not when (or if) that refresh
-    /// ends, and its end answers nobody a second time.
-    @Test func refreshIfNeededWaitsNoLongerForTheOldLoginsRefreshOnceInvalidated() async throws {
         let service = TokenService(behavior: .hold)
         service.store(service.authentication("ageing", recommended: true))
         let closure = Closure.make(service)
@@ -492,9 +463,17 @@ struct AdoptAndRefreshIfNeededTests {
             return
         }
         #expect(service.refreshCount == 1)
-        service.completePending()
+        switch outcome {
+        case "succeeds": service.completePending()
+        case "fails": service.completePending(with: .failure(ExampleError(code: 7)))
+        default: service.completePending(with: .failure(RefreshQueueError.notAuthenticated))
+        }
         #expect(closure.signsAtOnce(with: "Bearer new-login"))
         #expect(done.count == 1)
+        // And after a logout stored the same way, it says so.
+        service.store(nil)
+        closure.invalidate()
+        await #expect(throws: RefreshQueueError.notAuthenticated) { try await closure.refreshIfNeeded() }
     }
 
     /// After a refresh ahead failed, a token that still works is kept until its back-off ends:
