@@ -31,8 +31,9 @@ import RefreshQueue
 ///
 /// Every method blocks the calling thread for at most the configuration's deadlines (connecting
 /// and each command), also while other threads use the same store; ``lock(timeout:)`` also waits
-/// for the lock for at most `timeout`, and, when the answer to taking it is lost, for one more
-/// command that releases what the server may have taken. Resolving a host name is the exception:
+/// for the lock for at most `timeout`, and, when the answer to taking it is lost, for the release
+/// of what the server may have taken: one more command, or two when the server closes the
+/// connection before answering the first. Resolving a host name is the exception:
 /// the system's resolver has no deadline, so give the server as an IP address (or a name the hosts
 /// file resolves) where a slow DNS must not hold a request. A dropped connection is opened again on
 /// the next call.

@@ -85,9 +85,10 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// If every copy of `complete` is released without having been called, the work that held it
     /// was dropped and the future can never complete: it fails at that moment with
     /// ``FutureError/abandoned``, so that nobody waits for it forever. When that moment falls
-    /// inside a callback that is itself being told another future was abandoned, this one's
-    /// callbacks run on the same thread just after that callback returns: abandoned chains of
-    /// any length fail without growing the stack.
+    /// inside a callback without a queue that is itself being told another future was abandoned,
+    /// this one's callbacks run on the same thread just after that callback returns: abandoned
+    /// chains of any length fail without growing the stack. Inside a callback observed on a
+    /// queue, they run at once.
     @inlinable
     public init(_ body: (_ complete: @escaping @Sendable (Result<Value, any Error>) -> Void) -> Void) {
         storage = FutureStorage()
@@ -370,7 +371,8 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// known then that no result will come, and waiting would only delay the caller.
     ///
     /// - Parameters:
-    ///   - seconds: How long to wait. Zero, negative or NaN values time out at once.
+    ///   - seconds: How long to wait. Zero, negative or NaN values time out as soon as `queue`
+    ///     runs the timer, unless this future completes first.
     ///   - queue: Where the timer runs; the timed-out completion happens there.
     ///   - error: The error the returned future fails with when time runs out.
     public func timeout(
