@@ -34,7 +34,8 @@ public enum RedisError: Error, Sendable, Equatable {
     /// A reply, or a value to store, is larger than the configured bound.
     case replyTooLarge(limit: Int)
 
-    /// The stored value could not be encoded or decoded as the store's value type.
+    /// The value to store could not be encoded as JSON. (A stored value that does not decode is
+    /// read as none: see ``RedisAuthenticationStore/read()``.)
     case codingFailed(String)
 }
 
