@@ -39,7 +39,8 @@ public enum RefreshEvent: Sendable {
 
     /// A refresh ran for the closure's `abandonAfter` without ending and was given up, `after`
     /// seconds after it started: a new refresh may start. Should it still end, a success is
-    /// adopted, unless a newer refresh's result has been adopted since.
+    /// adopted, unless a newer refresh's result has been adopted since, or `invalidate()` or
+    /// `adopt(_:)` was called meanwhile.
     case refreshAbandoned(after: TimeInterval)
 
     /// A refresh held `count` requests (they waited for it) for `duration` seconds, from the first

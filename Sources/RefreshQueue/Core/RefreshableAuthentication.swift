@@ -82,8 +82,8 @@ public protocol RefreshableAuthentication: Sendable {
     /// The persisted authentication, or `nil` when the user is not logged in.
     ///
     /// Called only when the closure holds nothing: for the first request, after
-    /// ``RefreshingRequestClosure/invalidate()``, after a refresh failed in a way that only a new
-    /// login cures (``RefreshFailure/requiresReauthentication``), and, for as long as it returns
+    /// ``RefreshingRequestClosure/invalidate()``, after a refresh that requests waited for failed
+    /// in a way that only a new login cures (``RefreshFailure/requiresReauthentication``), and, for as long as it returns
     /// `nil`, for every
     /// request that needs signing (on the closure's queue), so that a login saved elsewhere is
     /// picked up without a call to `invalidate()`. Keep it cheap when there is nothing to find.

@@ -218,8 +218,8 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     ///
     /// Pass the 401 `response` when you have it: a 401 that came from another origin than the
     /// one the request was signed for (after a redirect, say) says nothing about the token, and
-    /// starts no refresh: the request is then signed like a new one, with the current token
-    /// (after a refresh only if that token needs one anyway).
+    /// no refresh starts on its account: the request is then signed like a new one, with the
+    /// current token (after a refresh only if that token needs one anyway).
     ///
     /// - Returns: A task whose ``AuthorizationTask/cancel()`` completes a waiting request with
     ///   ``RefreshQueueError/cancelled``; you may ignore it.
