@@ -7,7 +7,8 @@ import Foundation
 /// as seconds since 1970). It is written the safe way:
 /// - **Private**: mode 0600 whatever the umask, from the moment it is created; its directory, if
 ///   the store creates it, is 0700. A file found readable or writable by its group or others is
-///   made 0600 when it is loaded, and reported. It is never read through a symbolic link.
+///   made 0600 when it is loaded, and reported. The file itself is never read through a symbolic
+///   link (the directories on its path may be links).
 /// - **Atomic**: `save` writes a temporary file next to it and renames it over the old one, so
 ///   readers (in this process or another) see the old authentication or the new one, never half
 ///   of one, and a crash mid-save leaves the old one intact.
