@@ -133,7 +133,8 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
     /// seconds; it expires by itself after ``lockTTL``.
     ///
     /// - Throws: `AuthenticationStoreError.lockTimedOut(after:)` when another holder still has it
-    ///   after `timeout`; a ``RedisError`` (a transport failure) when the server cannot be asked.
+    ///   after `timeout`; a ``RedisError`` when the server cannot be asked (a transport failure)
+    ///   or refuses (a wrong password, a read-only replica, no memory left).
     public func lock(timeout: TimeInterval) throws -> any AuthenticationStoreLock {
         let owner = RedisStoreLock.newOwner()
         let milliseconds = String(Int64((lockTTL * 1000).rounded(.up)))
