@@ -25,9 +25,10 @@ extension RefreshingRequestClosure {
     /// otherwise at once, on the caller's thread, when the request is signed without waiting or
     /// refused before any refresh, and later from a thread of the closure's (its queue, its timer
     /// queue when the wait timed out, or the thread where the refresh ended) or the thread
-    /// delivering other completions at that moment, one at a time in arrival order (Moya hops to its `callbackQueue` only for network answers, so
-    /// set `completionQueue` to it when your failure handling expects that queue). Do not
-    /// combine it with Moya's `AccessTokenPlugin`, which adds a second `Authorization` value.
+    /// delivering other completions at that moment, one at a time in arrival order (Moya hops to
+    /// its `callbackQueue` only for network answers, so set `completionQueue` to it when your
+    /// failure handling expects that queue). Do not combine it with Moya's `AccessTokenPlugin`,
+    /// which adds a second `Authorization` value.
     ///
     /// - Parameter mapError: Wraps errors into the provider's error type.
     public func requestClosure<Endpoint: URLRequestProviding, Failure: Error>(

@@ -83,10 +83,10 @@ public protocol RefreshableAuthentication: Sendable {
     ///
     /// Called only when the closure holds nothing: for the first request, after
     /// ``RefreshingRequestClosure/invalidate()``, after a refresh that requests waited for failed
-    /// in a way that only a new login cures (``RefreshFailure/requiresReauthentication``), and, for as long as it returns
-    /// `nil`, for every
-    /// request that needs signing (on the closure's queue), so that a login saved elsewhere is
-    /// picked up without a call to `invalidate()`. Keep it cheap when there is nothing to find.
+    /// in a way that only a new login cures (``RefreshFailure/requiresReauthentication``), and,
+    /// for as long as it returns `nil`, for every request that needs signing (on the closure's
+    /// queue), so that a login saved elsewhere is picked up without a call to `invalidate()`.
+    /// Keep it cheap when there is nothing to find.
     static func find() -> Self?
 }
 

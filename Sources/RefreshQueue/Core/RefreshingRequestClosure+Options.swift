@@ -76,10 +76,11 @@ extension RefreshingRequestClosure {
         /// Default `nil`: a request signed without waiting completes on the caller's thread
         /// before the call returns, and one that waited completes on a thread of the closure's
         /// (its queue, its timer queue, or the thread where the refresh ended), or on the thread
-        /// delivering other completions at that moment, one at a time and in arrival order, unless it is cancelled with ``AuthorizationTask/cancel()``, which
-        /// completes it at once on the thread that cancels. Set it (to `.main`, or Moya's
-        /// `callbackQueue`) when the code that receives failures expects one queue. A serial queue keeps the
-        /// order in which waiting requests complete. `async` methods do not use it.
+        /// delivering other completions at that moment, one at a time and in arrival order,
+        /// unless it is cancelled with ``AuthorizationTask/cancel()``, which completes it at once
+        /// on the thread that cancels. Set it (to `.main`, or Moya's `callbackQueue`) when the
+        /// code that receives failures expects one queue. A serial queue keeps the order in which
+        /// waiting requests complete. `async` methods do not use it.
         public var completionQueue: DispatchQueue?
 
         /// Receives ``RefreshEvent``s for logging and metrics; never while a lock is held.
