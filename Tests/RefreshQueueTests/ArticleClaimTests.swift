@@ -176,8 +176,10 @@ struct ArticleClaimTests {
     // MARK: - Threads
 
     /// HowTheQueueWorks, "Which thread runs your code", and CallbackBasedCode: where a completion
-    /// handler of refreshIfNeeded(completion:) can run.
-    @Test func aRefreshIfNeededWaitingForARefreshAheadIsAnsweredByAdoptOnItsCallersThread() async throws {
+    /// handler of refreshIfNeeded(completion:) can run. One that waited for a refresh ahead when
+    /// `adopt(_:)` is called is answered by the line, after the adopted login's freshness is
+    /// read: on the closure's queue, not on the thread that adopts.
+    @Test func aRefreshIfNeededWaitingForARefreshAheadIsAnsweredByTheLineAfterAdopt() async throws {
         let refresher = Refresher()
         let closure = RefreshingRequestClosure<Session>(
             find: { Session(accessToken: "ageing", isRefreshRecommended: true, refresher: refresher) })
@@ -190,7 +192,7 @@ struct ArticleClaimTests {
         closure.refreshIfNeeded { _ in thread.record(0, DispatchQueue.getSpecific(key: key) ?? "elsewhere") }
         adopter.sync { closure.adopt(Session(accessToken: "new-login", refresher: refresher)) }
         await thread.wait(for: 1, timeout: 20)
-        #expect(thread.results[0] == "adopter")
+        #expect(thread.results[0] == "elsewhere")
         refresher.completePending(with: .failure(URLError(.timedOut)))
     }
 

@@ -476,6 +476,89 @@ struct AdoptAndRefreshIfNeededTests {
         await #expect(throws: RefreshQueueError.notAuthenticated) { try await closure.refreshIfNeeded() }
     }
 
+    /// `adopt(_:)` of a login that needs a refresh while `refreshIfNeeded` waits for the replaced
+    /// login's refresh ahead: the caller is not told the token is fresh. It waits, as requests
+    /// do, for the old refresh to end (one at a time) and then for the adopted login's own.
+    @Test func refreshIfNeededWaitsForTheRefreshAnAdoptedLoginNeeds() async throws {
+        let service = TokenService(behavior: .hold)
+        let closure = Closure.make(service)
+        closure.adopt(service.authentication("ageing", recommended: true))
+        let done = Completions<Result<Void, any Error>>()
+        closure.refreshIfNeeded { done.record(0, $0) }
+        await service.started.wait(for: 1)
+        closure.adopt(service.authentication("expired-login", stale: true))
+        #expect(!closure.signsAtOnce(with: "Bearer expired-login"))
+        #expect(done.count == 0)
+        // The old login's refresh ends (its result is not adopted); the adopted login's starts.
+        service.completePending()
+        await service.started.wait(for: 2)
+        #expect(done.count == 0)
+        service.completePending()
+        await done.wait(for: 1)
+        guard case .success = done.results[0] else {
+            Issue.record("refreshIfNeeded answered \(String(describing: done.results[0]))")
+            return
+        }
+        #expect(closure.signsAtOnce(with: "Bearer token-2"))
+    }
+
+    /// A refresh ahead given up after `abandonAfter` ends late with a fresh token while
+    /// `refreshIfNeeded` waits for the next refresh ahead of the same token: the caller is answered
+    /// with the fresh token held, not with what that next refresh later meets (here a failure
+    /// that would otherwise say "log in again" while a working login is held).
+    @Test(arguments: [false, true])
+    func aLateResultAnswersTheRefreshIfNeededWaitingForTheNextRefresh(reauthentication: Bool) async throws {
+        struct LogInAgain: Error, RefreshFailure {
+            var requiresReauthentication: Bool { true }
+        }
+        let service = TokenService(behavior: .hold)
+        let events = EventLog()
+        let closure = Closure.make(service, refreshTimeout: 3, abandonAfter: 3, events: events)
+        closure.adopt(service.authentication("ageing", recommended: true))
+        #expect(closure.signsAtOnce(with: "Bearer ageing"))
+        await service.started.wait(for: 1)
+        await events.wait(forEventStartingWith: "refresh abandoned")
+        let done = Completions<Result<Void, any Error>>()
+        closure.refreshIfNeeded { done.record(0, $0) }
+        await service.started.wait(for: 2)
+        service.completeOldest(with: .success(service.authentication("fresh-from-the-first")))
+        await done.wait(for: 1)
+        guard case .success = done.results[0] else {
+            Issue.record("refreshIfNeeded answered \(String(describing: done.results[0]))")
+            return
+        }
+        service.completeOldest(with: .failure(reauthentication ? LogInAgain() : ExampleError(code: 9)))
+        #expect(closure.signsAtOnce(with: "Bearer fresh-from-the-first"))
+        #expect(done.count == 1)
+    }
+
+    /// A refresh ahead given up after `abandonAfter` does not fail the `refreshIfNeeded` calls
+    /// that waited for it before their own `refreshTimeout`: they decide again, as the line does,
+    /// and wait for the next refresh ahead that may start now.
+    @Test func refreshIfNeededOutlivesTheRefreshAheadItJoinedWhenThatIsGivenUp() async throws {
+        let service = TokenService(behavior: .hold)
+        let events = EventLog()
+        let closure = Closure.make(service, refreshTimeout: 4, abandonAfter: 4, events: events)
+        closure.adopt(service.authentication("ageing", recommended: true))
+        #expect(closure.signsAtOnce(with: "Bearer ageing"))
+        await service.started.wait(for: 1)
+        // Joins the running refresh ahead well before it is given up, and well within its own
+        // timeout when that happens.
+        let done = Completions<Result<Void, any Error>>()
+        closure.refreshIfNeeded { done.record(0, $0) }
+        await events.wait(forEventStartingWith: "refresh abandoned")
+        await service.started.wait(for: 2)
+        #expect(done.count == 0)
+        service.completeOldest(with: .failure(ExampleError(code: 3)))
+        service.completeOldest(with: .success(service.authentication("second-try")))
+        await done.wait(for: 1)
+        guard case .success = done.results[0] else {
+            Issue.record("refreshIfNeeded answered \(String(describing: done.results[0]))")
+            return
+        }
+        #expect(closure.signsAtOnce(with: "Bearer second-try"))
+    }
+
     /// After a refresh ahead failed, a token that still works is kept until its back-off ends:
     /// `refreshIfNeeded` then succeeds at once, without a refresh, as documented.
     @Test func refreshIfNeededKeepsAWorkingTokenWhileNoRefreshAheadMayStart() async throws {

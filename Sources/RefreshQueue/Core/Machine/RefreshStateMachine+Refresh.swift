@@ -70,6 +70,9 @@ extension RefreshStateMachine {
                 if lineWasHeld { actions.events.append(.requestsResumed(waiting: waiting)) }
                 releaseHold(now: now, into: &actions)
             }
+            // A late result replaced the token that the refresh running now refreshes: whoever
+            // waits beside the line for that one asks the line about this token instead.
+            if !onTime { settleProbesAfresh(takeProbes(), into: &actions) }
         case .failed(let failure):
             let error = failure.answer
             if failure.isTransport {
@@ -80,9 +83,13 @@ extension RefreshStateMachine {
                 retryAfter = Backoff(until: now + delay, error: error)
             }
             let current = attempt.epoch == epoch && credential?.generation == attempt.generation
-            // After an `invalidate()`, what the old refresh met says nothing about the login now.
-            let invalidated = attempt.epoch != epoch
-            if !invalidated { answer(probes, .fail(error), into: &actions) }
+            // After an `invalidate()` or `adopt(_:)`, or a late result adopted, what this refresh
+            // met says nothing about what is held now: its probes ask the line again.
+            if current {
+                answer(probes, .fail(error), into: &actions)
+            } else {
+                settleProbesAfresh(probes, into: &actions)
+            }
             if lineWasHeld {
                 actions.events.append(.refreshFailed(error, duration: duration))
                 if current {
@@ -102,7 +109,6 @@ extension RefreshStateMachine {
                     forgetCredential(into: &actions)
                 }
             }
-            if invalidated { settleProbesAfresh(probes, into: &actions) }
         case .superseded:
             // The store holds another session, or none: the line asks `find()` which.
             if attempt.epoch == epoch, credential?.generation == attempt.generation {
@@ -122,11 +128,13 @@ extension RefreshStateMachine {
         abandoned.append(running)
         if abandoned.count > 8 { abandoned.removeFirst() }
         actions.events.append(.refreshAbandoned(after: now - running.startedAt))
-        answer(takeProbes(), .fail(.refreshTimedOut), into: &actions)
         if linePhase == .held {
             // Waiters decide again: a new refresh of the same token may start now.
             releaseHold(now: now, into: &actions)
         }
+        // So do the probes that waited for it beside the line, each within its own timeout.
+        let waitingForTheAbandoned = takeProbes()
+        settleProbesAfresh(waitingForTheAbandoned, into: &actions)
         return actions
     }
 
@@ -184,7 +192,8 @@ extension RefreshStateMachine {
         releaseHold(now: now, into: &actions)
         // `refreshIfNeeded` calls waiting for the old login's refresh wait for it no more: like
         // the line, they ask `find()` now.
-        settleProbesAfresh(takeProbes(), into: &actions)
+        let waitingForTheOldLogin = takeProbes()
+        settleProbesAfresh(waitingForTheOldLogin, into: &actions)
         return actions
     }
 
@@ -197,8 +206,10 @@ extension RefreshStateMachine {
         dropApproval(into: &actions)
         if let old = credential { actions.displaced.append(old.value) }
         credential = Held(value: value, generation: generations, epoch: epoch)
-        answer(takeProbes(), .sign(value), into: &actions)
         releaseHold(now: now, into: &actions)
+        // Probes that waited for the replaced login's refresh ask the line about this one.
+        let waitingForTheReplacedLogin = takeProbes()
+        settleProbesAfresh(waitingForTheReplacedLogin, into: &actions)
         return actions
     }
 }

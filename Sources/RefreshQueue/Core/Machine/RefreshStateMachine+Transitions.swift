@@ -117,15 +117,14 @@ extension RefreshStateMachine {
         return probes
     }
 
-    /// Answers the probes of a refresh whose result no longer says anything about what is held
-    /// (an `invalidate()` meanwhile, or a store holding another session): with what is held, or,
-    /// when nothing is, by moving them into the line, in arrival order, so that `find()` decides.
+    /// Settles the probes of a refresh whose result no longer says anything about what is held
+    /// (an `invalidate()` or `adopt(_:)` meanwhile, a late result adopted, a store holding another
+    /// session, a refresh given up) by moving them into the line, in arrival order and with their
+    /// arrival times: the line decides with what is held now, as for a request. A fresh token
+    /// answers them, one that needs a refresh makes them wait for it, one that recommends a
+    /// refresh lets them wait beside the line for the refresh ahead, and nothing held asks `find()`.
     mutating func settleProbesAfresh(_ probes: [Waiter], into actions: inout Actions) {
         guard !probes.isEmpty else { return }
-        if let credential {
-            answer(probes, .sign(credential.value), into: &actions)
-            return
-        }
         for probe in probes { line.insert(probe) }
         switch linePhase {
         case .held:
