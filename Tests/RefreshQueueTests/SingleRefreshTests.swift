@@ -513,7 +513,9 @@ struct AdoptAndRefreshIfNeededTests {
         }
         let service = TokenService(behavior: .hold)
         let events = EventLog()
-        let closure = Closure.make(service, refreshTimeout: 3, abandonAfter: 3, events: events)
+        // The wait's own timeout is read from a clock that stands still; giving up a refresh
+        // counts real seconds.
+        let closure = Closure.make(service, refreshTimeout: 4, abandonAfter: 4, events: events, clock: ManualClock())
         closure.adopt(service.authentication("ageing", recommended: true))
         #expect(closure.signsAtOnce(with: "Bearer ageing"))
         await service.started.wait(for: 1)
@@ -527,6 +529,8 @@ struct AdoptAndRefreshIfNeededTests {
             Issue.record("refreshIfNeeded answered \(String(describing: done.results[0]))")
             return
         }
+        // Answered by the late result, not only once the next refresh is given up in its turn.
+        #expect(events.count("refresh abandoned") == 1)
         service.completeOldest(with: .failure(reauthentication ? LogInAgain() : ExampleError(code: 9)))
         #expect(closure.signsAtOnce(with: "Bearer fresh-from-the-first"))
         #expect(done.count == 1)
@@ -538,12 +542,13 @@ struct AdoptAndRefreshIfNeededTests {
     @Test func refreshIfNeededOutlivesTheRefreshAheadItJoinedWhenThatIsGivenUp() async throws {
         let service = TokenService(behavior: .hold)
         let events = EventLog()
-        let closure = Closure.make(service, refreshTimeout: 4, abandonAfter: 4, events: events)
+        // The wait's own timeout is read from a clock that stands still, so that it cannot end
+        // the wait first; giving up a refresh counts real seconds.
+        let closure = Closure.make(service, refreshTimeout: 2, abandonAfter: 2, events: events, clock: ManualClock())
         closure.adopt(service.authentication("ageing", recommended: true))
         #expect(closure.signsAtOnce(with: "Bearer ageing"))
         await service.started.wait(for: 1)
-        // Joins the running refresh ahead well before it is given up, and well within its own
-        // timeout when that happens.
+        // Joins the running refresh ahead before it is given up.
         let done = Completions<Result<Void, any Error>>()
         closure.refreshIfNeeded { done.record(0, $0) }
         await events.wait(forEventStartingWith: "refresh abandoned")
