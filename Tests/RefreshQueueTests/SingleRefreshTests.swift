@@ -502,6 +502,21 @@ struct AdoptAndRefreshIfNeededTests {
         #expect(closure.signsAtOnce(with: "Bearer token-2"))
     }
 
+    /// A closure holding a token that recommends a refresh, whose refresh ahead has started and is
+    /// held until the test completes it, given up after `seconds` of real time. Waits read their
+    /// own timeout (`seconds` too) from a clock that stands still, so that it cannot end a wait
+    /// before the refresh is given up.
+    private static func refreshingAhead(givenUpAfter seconds: TimeInterval) async -> (TokenService, EventLog, Closure) {
+        let service = TokenService(behavior: .hold)
+        let events = EventLog()
+        let closure = Closure.make(
+            service, refreshTimeout: seconds, abandonAfter: seconds, events: events, clock: ManualClock())
+        closure.adopt(service.authentication("ageing", recommended: true))
+        #expect(closure.signsAtOnce(with: "Bearer ageing"))
+        await service.started.wait(for: 1)
+        return (service, events, closure)
+    }
+
     /// A refresh ahead given up after `abandonAfter` ends late with a fresh token while
     /// `refreshIfNeeded` waits for the next refresh ahead of the same token: the caller is answered
     /// with the fresh token held, not with what that next refresh later meets (here a failure
@@ -511,14 +526,7 @@ struct AdoptAndRefreshIfNeededTests {
         struct LogInAgain: Error, RefreshFailure {
             var requiresReauthentication: Bool { true }
         }
-        let service = TokenService(behavior: .hold)
-        let events = EventLog()
-        // The wait's own timeout is read from a clock that stands still; giving up a refresh
-        // counts real seconds.
-        let closure = Closure.make(service, refreshTimeout: 4, abandonAfter: 4, events: events, clock: ManualClock())
-        closure.adopt(service.authentication("ageing", recommended: true))
-        #expect(closure.signsAtOnce(with: "Bearer ageing"))
-        await service.started.wait(for: 1)
+        let (service, events, closure) = await Self.refreshingAhead(givenUpAfter: 4)
         await events.wait(forEventStartingWith: "refresh abandoned")
         let done = Completions<Result<Void, any Error>>()
         closure.refreshIfNeeded { done.record(0, $0) }
@@ -540,14 +548,7 @@ struct AdoptAndRefreshIfNeededTests {
     /// that waited for it before their own `refreshTimeout`: they decide again, as the line does,
     /// and wait for the next refresh ahead that may start now.
     @Test func refreshIfNeededOutlivesTheRefreshAheadItJoinedWhenThatIsGivenUp() async throws {
-        let service = TokenService(behavior: .hold)
-        let events = EventLog()
-        // The wait's own timeout is read from a clock that stands still, so that it cannot end
-        // the wait first; giving up a refresh counts real seconds.
-        let closure = Closure.make(service, refreshTimeout: 2, abandonAfter: 2, events: events, clock: ManualClock())
-        closure.adopt(service.authentication("ageing", recommended: true))
-        #expect(closure.signsAtOnce(with: "Bearer ageing"))
-        await service.started.wait(for: 1)
+        let (service, events, closure) = await Self.refreshingAhead(givenUpAfter: 2)
         // Joins the running refresh ahead before it is given up.
         let done = Completions<Result<Void, any Error>>()
         closure.refreshIfNeeded { done.record(0, $0) }
