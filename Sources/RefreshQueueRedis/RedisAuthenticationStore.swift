@@ -137,7 +137,7 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
     ///   or refuses (a wrong password, a read-only replica, no memory left).
     public func lock(timeout: TimeInterval) throws -> any AuthenticationStoreLock {
         let owner = RedisStoreLock.newOwner()
-        let milliseconds = String(Int64((lockTTL * 1000).rounded(.up)))
+        let milliseconds = String(Int64(saturating: (lockTTL * 1000).rounded(.up)))
         // Zero or less (or NaN) tries once; infinity waits as long as the file store's lock does.
         let wait = timeout.isNaN ? 0 : min(max(0, timeout), 1e8)
         let deadline = ProcessInfo.processInfo.systemUptime + wait

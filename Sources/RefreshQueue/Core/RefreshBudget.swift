@@ -15,7 +15,7 @@ struct RefreshBudget: Sendable {
 
     /// A moment `fraction` of the way to abandonment.
     func deadline(atFraction fraction: Double) -> DispatchTime {
-        startedAt + .nanoseconds(Int(min(abandonAfter * fraction, 1e8) * 1e9))
+        startedAt.advanced(bySeconds: abandonAfter * fraction)
     }
 
     /// When the work of the refresh itself (the token request) must have ended: a tenth of the

@@ -97,9 +97,9 @@ extension RefreshEvent: CustomStringConvertible {
     }
 
     private static func milliseconds(_ seconds: TimeInterval) -> String {
-        // Clamped before converting: a clock gone wrong must not crash a log line.
+        // Saturated, in 64 bits on every platform: a clock gone wrong must not crash a log line.
         let value = (seconds * 1000).rounded()
         guard value.isFinite else { return "? ms" }
-        return "\(Int(min(max(value, -1e15), 1e15))) ms"
+        return "\(Int64(saturating: value)) ms"
     }
 }

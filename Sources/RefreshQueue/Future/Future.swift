@@ -451,16 +451,3 @@ private struct CollectedValues<Value> {
         return values.compactMap { $0 }
     }
 }
-
-extension DispatchTime {
-    /// `now + seconds`, treating negative, NaN and enormous intervals sensibly.
-    static func after(seconds: TimeInterval) -> DispatchTime {
-        // NaN and every negative value, minus infinity included, mean now.
-        guard seconds > 0 else { return .now() }
-        guard seconds.isFinite else { return .distantFuture }
-        let nanoseconds = seconds * 1_000_000_000
-        let now = DispatchTime.now().uptimeNanoseconds
-        guard nanoseconds < Double(UInt64.max / 2 - now) else { return .distantFuture }
-        return DispatchTime(uptimeNanoseconds: now + UInt64(nanoseconds))
-    }
-}

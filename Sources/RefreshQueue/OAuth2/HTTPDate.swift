@@ -46,8 +46,9 @@ enum HTTPDate {
             hour < 24, minute < 60, second <= 60,  // 60: a leap second
             day >= 1, day <= daysIn(month: monthIndex + 1, year: year)
         else { return nil }
-        let days = daysSince1970(year: year, month: monthIndex + 1, day: day)
-        return TimeInterval(days * 86_400 + hour * 3_600 + minute * 60 + second)
+        // In 64 bits: a watch's `Int` has 32, which seconds since 1970 outgrow in 2038.
+        let days = Int64(daysSince1970(year: year, month: monthIndex + 1, day: day))
+        return TimeInterval(days * 86_400 + Int64(hour * 3_600 + minute * 60 + second))
     }
 
     /// ASCII digits only (at most four here), as a number.
@@ -63,7 +64,7 @@ enum HTTPDate {
 
     /// RFC 9110: a two-digit year that would be more than 50 years in the future is in the past.
     private static func fullYear(_ twoDigits: Int, now: Date) -> Int {
-        let thisYear = 1970 + Int(now.timeIntervalSince1970 / 31_556_952)
+        let thisYear = 1970 + Int(saturating: now.timeIntervalSince1970 / 31_556_952)
         var year = thisYear - thisYear % 100 + twoDigits
         if year > thisYear + 50 { year -= 100 }
         return year

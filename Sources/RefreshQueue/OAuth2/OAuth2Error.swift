@@ -67,7 +67,7 @@ extension OAuth2Error: CustomStringConvertible, LocalizedError, TokenFreeError {
         case .server(let status, let retryAfter):
             // Clamped before converting: an error built by hand may carry any value.
             let later = retryAfter.flatMap {
-                $0.isFinite ? " Retry after \(Int(min(max(0, $0), 1e9).rounded(.up))) s." : nil
+                $0.isFinite ? " Retry after \(Int64(saturating: max(0, $0).rounded(.up))) s." : nil
             }
             return "The token endpoint answered HTTP \(status).\(later ?? "")"
         case .malformedResponse(let reason):
@@ -150,7 +150,7 @@ public struct TokenEndpointError: Sendable, Equatable, CustomStringConvertible {
         var text = "\(code.rawValue) (HTTP \(status))"
         if let errorDescription, !errorDescription.isEmpty { text += ": \(errorDescription)" }
         if let retryAfter, retryAfter.isFinite {
-            text += "; retry after \(Int(min(max(0, retryAfter), 1e9).rounded(.up))) s"
+            text += "; retry after \(Int64(saturating: max(0, retryAfter).rounded(.up))) s"
         }
         return text
     }

@@ -108,7 +108,7 @@ final class FileStoreLock: AuthenticationStoreLock {
             }
             self.timeout = timeout
             // Longer than a few years (or infinite) is the same as a few years, and fits in UInt64.
-            let nanoseconds = UInt64(min(timeout, 1e8) * 1e9)
+            let nanoseconds = UInt64(saturating: min(timeout, 1e8) * 1e9)
             end = DispatchTime.now().uptimeNanoseconds + nanoseconds
         }
 

@@ -153,7 +153,7 @@ final class RedisSocket {
             let left = deadline - ProcessInfo.processInfo.systemUptime
             guard left > 0 else { return false }
             var entry = pollfd(fd: descriptor, events: events, revents: 0)
-            let milliseconds = Int32(min(left * 1000, Double(Int32.max)).rounded(.up))
+            let milliseconds = Int32(saturating: (left * 1000).rounded(.up))
             let ready = poll(&entry, 1, milliseconds)
             if ready > 0 { return true }
             if ready < 0, errno != EINTR { throw .connectionFailed("poll() failed (\(errnoName()))") }
