@@ -18,10 +18,13 @@ import FoundationNetworking
 ///   for a moment after the cancellation; nothing of it is kept.)
 /// - **Bounded time.** The transfer is cancelled at its deadline (Linux does not enforce
 ///   `timeoutIntervalForResource`).
-/// - **Refused client credentials end.** An HTTP authentication challenge (a token endpoint's
-///   `WWW-Authenticate: Basic` for a wrong secret) is refused at once instead of hanging Linux's
-///   URLSession. The 401 is still the result, with as much of its body as had come (its RFC 6749
-///   error, `Retry-After`); the client reports it as `invalid_client` when it names no error.
+/// - **Refused client credentials end.** On Linux, an HTTP authentication challenge (a token
+///   endpoint's `WWW-Authenticate: Basic` for a wrong secret, or a proxy's) is refused at once
+///   instead of hanging URLSession there. The 401 is still the result, with as much of its body
+///   as had come (its RFC 6749 error, `Retry-After`); the client reports it as `invalid_client`
+///   when it names no error. On Apple platforms the system answers the challenge (see
+///   ``HTTPChallengeHandling``): the 401 arrives whole, and an authenticating proxy gets the
+///   credentials the system keeps for it.
 ///   Server-trust challenges go to the app session delegate's session-level method, if it has one
 ///   (pinning done there keeps working), else get the default handling.
 final class TokenTransport: Sendable {
@@ -30,9 +33,9 @@ final class TokenTransport: Sendable {
     private let session: URLSession
     private let delegate: TokenTransferDelegate
 
-    init(_ appSession: URLSession) {
+    init(_ appSession: URLSession, challenges: HTTPChallengeHandling = .platform) {
         self.appSession = appSession
-        delegate = TokenTransferDelegate(appSession: appSession)
+        delegate = TokenTransferDelegate(appSession: appSession, challenges: challenges)
         session = URLSession(configuration: appSession.configuration, delegate: delegate, delegateQueue: nil)
     }
 
@@ -95,10 +98,12 @@ final class TokenTransferDelegate: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     private let appSession: URLSession
+    private let challenges: HTTPChallengeHandling
     private let transfers = Locked<[Int: Transfer]>([:])
 
-    init(appSession: URLSession) {
+    init(appSession: URLSession, challenges: HTTPChallengeHandling) {
         self.appSession = appSession
+        self.challenges = challenges
     }
 
     func register(
@@ -203,16 +208,19 @@ final class TokenTransferDelegate: NSObject, URLSessionDataDelegate, Sendable {
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        if challenge.isHTTPAuthentication {
+        switch challenges.disposition(for: challenge) {
+        case nil:
+            forwardToApp(challenge, completionHandler)
+        case .cancelAuthenticationChallenge:
             transfers.withLock { transfers in
                 if transfers[task.taskIdentifier]?.stop == nil {
                     transfers[task.taskIdentifier]?.stop = .challengeRefused
                 }
             }
             completionHandler(.cancelAuthenticationChallenge, nil)
-            return
+        case let disposition?:
+            completionHandler(disposition, nil)
         }
-        forwardToApp(challenge, completionHandler)
     }
 
     /// A server-trust or client-certificate challenge: the app session's delegate decides, so that
