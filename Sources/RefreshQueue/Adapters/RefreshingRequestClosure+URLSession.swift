@@ -43,23 +43,47 @@ extension RefreshingRequestClosure {
     /// not enforce it itself.
     ///
     /// Cancelling the task cancels the waiting or the transfer and throws `CancellationError`.
-    /// On iOS 14, macOS 11 and older, which have no task delegates, the session follows redirects
-    /// itself (Apple's URLSession then drops `Authorization`).
+    ///
+    /// On iOS 14, tvOS 14, watchOS 7, macOS 11 and older, which have no task delegates, the session
+    /// follows redirects itself, as its delegate allows, and Apple's URLSession then drops
+    /// `Authorization`, even within the origin. A `GET` or `HEAD` answered 401 at the end of such
+    /// a redirect within the request's origin is sent once more to where it landed, signed with
+    /// the token held now, without a refresh; a 401 there is then handled as above.
     ///
     /// - Throws: A ``RefreshQueueError`` when the request could not be signed, the error a refresh
     ///   it waited for failed with (an ``OAuth2Error``, a store's error, or your `refresh()`'s),
     ///   `CancellationError`, or the session's error (a `URLError`).
     public func data(for request: URLRequest, using session: URLSession) async throws -> (Data, URLResponse) {
+        try await data(for: request, using: session, sessionFollowsRedirects: !RedirectRefusal.isAvailable)
+    }
+
+    /// ``data(for:using:)``, where `sessionFollowsRedirects` tells whether the session, not this
+    /// method, follows redirects (Apple systems without task delegates; tests on any system).
+    func data(
+        for request: URLRequest, using session: URLSession, sessionFollowsRedirects: Bool
+    ) async throws -> (Data, URLResponse) {
         var outgoing = try await authorize(request)
         var redirects = 0
         var retried = false
         // Once a hop went out without the token, no later hop carries it: the origin it left
         // chose where the chain goes next, also back to the request's own origin.
         var leftOrigin = false
+        // Where the last answer that the session reached by redirects came from.
+        var landedAt: URL?
         while true {
             let (data, response) = try await session.transfer(
-                outgoing, deadline: Self.resourceDeadline(of: session), refusingRedirects: true)
+                outgoing, deadline: Self.resourceDeadline(of: session), refusingRedirects: !sessionFollowsRedirects)
             guard let http = response as? HTTPURLResponse else { return (data, response) }
+            if sessionFollowsRedirects, !leftOrigin, let landing = landing(of: outgoing, answeredBy: http, for: request),
+                landing.url != landedAt
+            {
+                // The session followed a redirect within the origin and dropped the token on the way.
+                redirects += 1
+                guard redirects <= Self.maximumRedirects else { throw URLError(.httpTooManyRedirects) }
+                landedAt = landing.url
+                outgoing = try await authorize(landing)
+                continue
+            }
             if let next = redirect(of: outgoing, answeredBy: http), Self.canResend(outgoing, to: next) {
                 redirects += 1
                 guard redirects <= Self.maximumRedirects else { throw URLError(.httpTooManyRedirects) }
@@ -201,6 +225,22 @@ extension RefreshingRequestClosure {
             next.httpBodyStream = nil
             for name in ["Content-Type", "Content-Length"] { next.setValue(nil, forHTTPHeaderField: name) }
         }
+        return next
+    }
+
+    /// `request` without its token, sent to where the session's redirects took it, when `response`
+    /// is a 401 from there that the token can be sent to: `request` carried it, the redirects
+    /// stayed within the origin of `request` and of `original`, and repeating the request is safe
+    /// (`GET` or `HEAD`: a redirect may have changed any other method). Otherwise `nil`.
+    private func landing(
+        of request: URLRequest, answeredBy response: HTTPURLResponse, for original: URLRequest
+    ) -> URLRequest? {
+        guard response.statusCode == 401, let landed = response.url, landed != request.url,
+            ["GET", "HEAD"].contains(request.httpMethod ?? "GET"), carriesToken(request),
+            let origin = Origin(landed), origin == Origin(request.url), origin == Origin(original.url)
+        else { return nil }
+        var next = withoutToken(request)
+        next.url = landed
         return next
     }
 

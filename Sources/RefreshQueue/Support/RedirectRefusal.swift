@@ -45,6 +45,13 @@ final class RedirectRefusal: NSObject, URLSessionTaskDelegate, @unchecked Sendab
     }
     #endif
 
+    /// Whether ``install(on:)`` works here: task delegates exist on Linux and from iOS 15, macOS 12,
+    /// tvOS 15 and watchOS 8 on.
+    static var isAvailable: Bool {
+        if #available(iOS 15, macOS 12, tvOS 15, watchOS 8, *) { return true }
+        return false
+    }
+
     /// Makes `task` refuse redirects whatever its session's delegate says, where the platform has
     /// task delegates (Linux; iOS 15, macOS 12 and later). On older Apple systems the session
     /// follows redirects, and Apple's URLSession drops `Authorization` when it does.
