@@ -77,7 +77,8 @@ struct FollowedRedirectTests {
         var request = URLRequest(url: server.baseURL.appendingPathComponent("me"))
         request.httpMethod = "POST"
         request.httpBody = Data("body".utf8)
-        _ = try await Self.closure(service).data(for: request, using: Self.appleLikeSession, sessionFollowsRedirects: true)
+        _ = try await Self.closure(service).data(
+            for: request, using: Self.appleLikeSession, sessionFollowsRedirects: true)
         #expect(!server.requests.dropFirst().contains { $0.path == "/v1/me" && $0.headers["authorization"] != nil })
     }
 

@@ -74,7 +74,8 @@ extension RefreshingRequestClosure {
             let (data, response) = try await session.transfer(
                 outgoing, deadline: Self.resourceDeadline(of: session), refusingRedirects: !sessionFollowsRedirects)
             guard let http = response as? HTTPURLResponse else { return (data, response) }
-            if sessionFollowsRedirects, !leftOrigin, let landing = landing(of: outgoing, answeredBy: http, for: request),
+            if sessionFollowsRedirects, !leftOrigin,
+                let landing = landing(of: outgoing, answeredBy: http, for: request),
                 landing.url != landedAt
             {
                 // The session followed a redirect within the origin and dropped the token on the way.
