@@ -49,9 +49,12 @@ public struct TokenEndpointClient: Sendable {
     /// The requests go through a session of the client's own made from this one's configuration,
     /// so that whatever this session does, they never follow a redirect (which would carry the
     /// client secret and refresh token to another address), never buffer more than the 1 MiB a
-    /// token response may take, and never hang on a refused client secret. Server-trust
-    /// challenges still go to this session's delegate, to its session-level
-    /// `urlSession(_:didReceive:completionHandler:)`, so certificate pinning done there applies.
+    /// token response may take, and never hang on a refused client secret (on Linux, whose
+    /// URLSession would wait for a password forever, HTTP authentication challenges are refused;
+    /// on Apple platforms the system answers them, with the credentials it keeps for an
+    /// authenticating proxy). Server-trust challenges still go to this session's delegate, to its
+    /// session-level `urlSession(_:didReceive:completionHandler:)`, so certificate pinning done
+    /// there applies.
     public var session: URLSession {
         didSet { transport = TokenTransport(session) }
     }
