@@ -79,21 +79,28 @@ struct SaturatingConversionTests {
         #expect(event.description.contains("refresh succeeded in"))
     }
 
-    /// A refresh with the default abandon limit (its deadlines trapped on a watch) whose token
-    /// endpoint asks for a pause until the end of the year 9999 (its date trapped there too): the
-    /// request fails with that answer, and the next one is refused during the pause without a
-    /// second token request.
-    @Test func aRefreshWithTheDefaultAbandonLimitAndARetryAfterInTheYear9999Fails() async throws {
+    /// A refresh with the default abandon limit (its deadlines trapped on a watch), or the
+    /// largest one, whose token endpoint asks for a pause until the end of the year 9999 (its date
+    /// trapped there too) or for more seconds than any integer holds: the request fails with that
+    /// answer, and the next one is refused during the pause without a second token request.
+    @Test(arguments: [
+        ("Fri, 31 Dec 9999 23:59:59 GMT", nil), ("Fri Dec 31 23:59:59 9999", nil),
+        ("Thursday, 31-Dec-75 23:59:59 GMT", nil), ("999999999999999999999999", nil),
+        ("Fri, 31 Dec 9999 23:59:59 GMT", Double.greatestFiniteMagnitude), ("4294967296", 1e9),
+    ] as [(String, Double?)])
+    func aRefreshWithTheLargestLimitsAndPausesFailsWithoutTrapping(retryAfter: String, abandonAfter: Double?)
+        async throws
+    {
         let server = try LoopbackServer { _ in
-            .answer(
-                status: 503, headers: ["Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"], body: Data())
+            .answer(status: 503, headers: ["Retry-After": retryAfter], body: Data())
         }
         defer { server.stop() }
         let client = TokenEndpointClient(
             tokenURL: server.baseURL.appendingPathComponent("token"), clientID: "id", clientSecret: "secret-0123")
         let store = InMemoryAuthenticationStore<OAuth2Token>(
             OAuth2Token(accessToken: "stale", refreshToken: "rt-0123", expiresIn: 0))
-        let closure = RefreshingRequestClosure(client: client, store: store)
+        let closure = RefreshingRequestClosure(
+            client: client, store: store, options: .init(abandonAfter: abandonAfter))
         #expect(closure.abandonAfter >= 120)
         let request = URLRequest(url: URL(string: "https://api.example.test/v1/me")!)
         for _ in 0..<2 {
