@@ -83,11 +83,12 @@ struct SaturatingConversionTests {
     /// largest one, whose token endpoint asks for a pause until the end of the year 9999 (its date
     /// trapped there too) or for more seconds than any integer holds: the request fails with that
     /// answer, and the next one is refused during the pause without a second token request.
-    @Test(arguments: [
-        ("Fri, 31 Dec 9999 23:59:59 GMT", nil), ("Fri Dec 31 23:59:59 9999", nil),
-        ("Thursday, 31-Dec-75 23:59:59 GMT", nil), ("999999999999999999999999", nil),
-        ("Fri, 31 Dec 9999 23:59:59 GMT", Double.greatestFiniteMagnitude), ("4294967296", 1e9),
-    ] as [(String, Double?)])
+    @Test(
+        arguments: [
+            ("Fri, 31 Dec 9999 23:59:59 GMT", nil), ("Fri Dec 31 23:59:59 9999", nil),
+            ("Thursday, 31-Dec-75 23:59:59 GMT", nil), ("999999999999999999999999", nil),
+            ("Fri, 31 Dec 9999 23:59:59 GMT", Double.greatestFiniteMagnitude), ("4294967296", 1e9),
+        ] as [(String, Double?)])
     func aRefreshWithTheLargestLimitsAndPausesFailsWithoutTrapping(retryAfter: String, abandonAfter: Double?)
         async throws
     {
