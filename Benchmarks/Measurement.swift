@@ -33,6 +33,7 @@ struct Samples: Sendable {
     func quantile(_ p: Double) -> Double {
         let sorted = values.sorted()
         let position = Swift.min(Swift.max(p, 0), 1) * Double(sorted.count - 1)
+        // check-apple: 32-bit safe (an index: p is clamped to 0...1, so position lies in 0...count - 1)
         let lower = Int(position.rounded(.down))
         let upper = Swift.min(lower + 1, sorted.count - 1)
         let fraction = position - Double(lower)

@@ -56,6 +56,7 @@ final class RefreshLog: @unchecked Sendable {
         lock.withLock {
             let sorted = holdDurations.sorted()
             guard !sorted.isEmpty else { return (0, 0) }
+            // check-apple: 32-bit safe (an index: 0.99 of the count, rounded up, is at most the count)
             let p99 = sorted[min(sorted.count - 1, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)]
             return (sorted[sorted.count / 2] * 1_000, p99 * 1_000)
         }

@@ -15,10 +15,11 @@ final class Timeline: @unchecked Sendable {
     private let lock = NSLock()
 
     func log(_ message: String) {
-        let milliseconds = Int((Date().timeIntervalSince(start) * 1000).rounded())
+        // Printed from the Double: converted to an Int, a long run would trap where Int has 32 bits.
+        let milliseconds = (Date().timeIntervalSince(start) * 1000).rounded()
         lock.lock()
         defer { lock.unlock() }
-        say(String(format: "%6d ms  ", milliseconds) + message)
+        say(String(format: "%6.0f ms  ", milliseconds) + message)
     }
 }
 
@@ -31,7 +32,7 @@ extension Timeline {
         case .refreshAheadStarted:
             log("refresh ahead started; requests are still signed with the current token")
         case .refreshSucceeded(let duration):
-            log("refresh succeeded in \(Int((duration * 1000).rounded())) ms")
+            log("refresh succeeded in \(String(format: "%.0f", (duration * 1000).rounded())) ms")
         case .requestsResumed(let waiting):
             log("queue resumed: \(waiting) waiting \(waiting == 1 ? "request" : "requests") go out")
         case .refreshFailed, .refreshAheadFailed, .refreshTimedOut, .refreshRefused, .lateRefreshAdopted,

@@ -123,6 +123,7 @@ final class ChildWorker: Sendable {
                 }
             }
             group.addTask {
+                // check-apple: 32-bit safe (a test's timeout of minutes; UInt64 nanoseconds last 584 years)
                 try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
                 return false
             }

@@ -176,6 +176,7 @@ struct FaultMatrixTests {
                     redirectURI: example.redirectURIs[0]))
         }
         await waitForTheRefreshToEnd(events)
+        // check-apple: 32-bit safe (the pause is at most 60 s: checked on the line below)
         if fault.pause > 0, fault.pause <= 60 { try await Task.sleep(nanoseconds: UInt64((fault.pause + 0.2) * 1e9)) }
         // A Retry-After longer than a test can wait (a day): recovery is for the app's next launch.
         let recovering = fault.pause > 60 ? RefreshingRequestClosure(client: client, store: store) : closure

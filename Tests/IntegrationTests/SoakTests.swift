@@ -81,6 +81,7 @@ struct SoakTests {
         ])
         let memoryAfterWarmUp = Protected(Memory.zero)
         async let measured: Void = {
+            // check-apple: 32-bit safe (warmUp is at most 10 s: see its declaration)
             try? await Task.sleep(nanoseconds: UInt64(Self.warmUp * 1e9))
             memoryAfterWarmUp.withLock { $0 = Memory.now() }
         }()

@@ -209,6 +209,7 @@ struct FutureTests {
     @Test func allCollectsValuesInOrderAndFailsOnTheFirstError() async throws {
         let futures = (0..<50).map { index in
             Future<Int> { complete in
+                // check-apple: 32-bit safe (index is in 0..<50)
                 DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50 - index)) {
                     complete(.success(index))
                 }

@@ -12,6 +12,7 @@ struct SoakRun {
         guard let workload = Workload.started(options: options, tally: tally) else { return }
         let warm = Shared((heap: 0, resident: 0))
         async let measured: Void = {
+            // check-apple: 32-bit safe (--warm-up is SoakTests.warmUp, at most 10 s, or 1 s)
             try? await Task.sleep(nanoseconds: UInt64(options.warmUp * 1e9))
             warm.update { $0 = (HeapInUse.bytes(), ResidentMemory.bytes()) }
         }()

@@ -58,6 +58,7 @@ public final class RawHTTPClient {
         _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
         var interval = timeval()
         interval.tv_sec = numericCast(Int(timeout))
+        // check-apple: 32-bit safe (the fraction of a second, below 1,000,000 microseconds)
         interval.tv_usec = numericCast(Int((timeout - timeout.rounded(.down)) * 1_000_000))
         _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
         _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))

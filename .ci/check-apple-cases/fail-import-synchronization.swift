@@ -1,0 +1,4 @@
+// expect: import Synchronization
+#if canImport(Synchronization)
+import Synchronization
+#endif

@@ -1,0 +1,4 @@
+// expect: os.Logger
+import os
+
+let log = Logger(subsystem: "RefreshQueue", category: "refresh")
