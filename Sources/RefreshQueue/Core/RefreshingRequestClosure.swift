@@ -254,6 +254,20 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         return rejected.value(forHTTPHeaderField: scheme.headerName)
     }
 
+    /// Answers every waiting request now with a cancellation error; a refresh in flight keeps
+    /// running.
+    ///
+    /// For a server shutting down or a user logging out: each request waiting in line, and each
+    /// ``refreshIfNeeded(completion:)`` caller, is answered once, at once, with
+    /// ``RefreshQueueError/cancelled`` (the `async` forms throw `CancellationError`), in arrival
+    /// order. A refresh in flight is not stopped: its result is adopted as usual, and requests
+    /// made after this call wait for it, or start a new one, as any request does. Requests
+    /// already handed their answer keep it.
+    public func cancelAll() {
+        let now = self.now()
+        perform(update { $0.cancelAll(now: now) })
+    }
+
     // MARK: - Managing the authentication
 
     /// Forgets the authentication held in memory; the next request calls `find()` again.

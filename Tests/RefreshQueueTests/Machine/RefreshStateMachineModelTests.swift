@@ -195,6 +195,7 @@ private struct ModelWorld {
         case 80..<83: apply(machine.invalidate(now: now), "invalidate")
         case 83..<85: adoptNew()
         case 85..<90: cancelOne()
+        case 90..<92: apply(machine.cancelAll(now: now), "cancel all")
         default: deliverAnswers()
         }
     }

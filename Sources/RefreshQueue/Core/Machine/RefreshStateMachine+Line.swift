@@ -126,6 +126,20 @@ extension RefreshStateMachine {
         return actions
     }
 
+    /// Every request waiting in the line, and every probe beside it, is answered with
+    /// ``RefreshQueueError/cancelled``, in arrival order. A refresh in flight runs on, its result
+    /// adopted as ever; the line moves again (the queue resumes), so that requests arriving later
+    /// wait for that refresh, or decide afresh, as any request does. Waiters already handed out
+    /// for answering keep the answer they were given.
+    mutating func cancelAll(now: TimeInterval) -> Actions {
+        var actions = Actions()
+        let waiters = (line.removeAll() + takeProbes()).sorted { $0.ticket < $1.ticket }
+        dropApproval(into: &actions)
+        releaseHold(now: now, into: &actions)
+        answer(waiters, .fail(.cancelled), into: &actions)
+        return actions
+    }
+
     /// Whether the request with `ticket` still waits for its completion to be called: in the
     /// line, beside it, or handed out and not yet taken by the deliverer.
     func isWaiting(ticket: UInt64) -> Bool {
