@@ -50,6 +50,8 @@ struct FileStoreHardeningTests {
         #expect(planted.load() == .sample(7))
     }
 
+    // `Process` does not exist on iOS, tvOS and watchOS.
+    #if os(macOS) || os(Linux)
     @Test func temporaryFilesOfKilledWritersAreRemovedOnTheNextSaveAndLiveOnesAreKept() throws {
         let directory = try StoreTestDirectory()
         defer { directory.remove() }
@@ -92,6 +94,7 @@ struct FileStoreHardeningTests {
         process.waitUntilExit()
         return process.processIdentifier
     }
+    #endif
 
     @Test func aSocketAtThePathReadsAsNothingLikeAFIFOAndDoesNotLockTheUserOut() throws {
         let directory = try StoreTestDirectory()
