@@ -64,6 +64,13 @@ let package = Package(
             dependencies: ["RefreshQueue", "RefreshQueueRedis", "SpotifyStub", "Workload"],
             path: "Tests/RefreshWorker"
         ),
+        // Top-level code calling the library as a command-line tool's main.swift does: compiled
+        // with the tests (what `try await` picks there), never run.
+        .executableTarget(
+            name: "TopLevelCode",
+            dependencies: ["RefreshQueue"],
+            path: "Tests/TopLevelCode"
+        ),
         // Test traits shared by both test targets.
         .target(
             name: "TestSupport",

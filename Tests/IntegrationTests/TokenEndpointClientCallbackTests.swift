@@ -8,7 +8,8 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// The grants of `TokenEndpointClient` from code that is not `async`: each returns a `Future`.
+/// The grants of `TokenEndpointClient` from code that is not `async`: each calls a completion
+/// handler, which a `Future` wraps here to chain them.
 @Suite("TokenEndpointClient without async/await", .timeLimit(.minutes(5)))
 struct TokenEndpointClientCallbackTests {
     @Test func callbackCodeLogsInAndRefreshesThroughFutures() async throws {
@@ -64,22 +65,22 @@ struct TokenEndpointClientCallbackTests {
 
     /// The refresh grant from code that is not `async`.
     private static func refresh(_ client: TokenEndpointClient, _ token: OAuth2Token) -> Future<OAuth2Token> {
-        client.refresh(token)
+        Future { complete in client.refresh(token, completion: complete) }
     }
 
-    /// Callback-era code: no `async` here, so the grants return futures, chained with `flatMap`.
+    /// Callback-era code: no `async` here, so the grants' completions are chained through futures.
     private static func logInThenRefresh(
         _ client: TokenEndpointClient, code: String
     ) -> Future<(login: OAuth2Token, refreshed: OAuth2Token)> {
         exchange(client, code: code, redirectURI: SpotifyStub.Client.example.redirectURIs[0])
-            .flatMap { login in client.refresh(login).map { (login: login, refreshed: $0) } }
+            .flatMap { login in refresh(client, login).map { (login: login, refreshed: $0) } }
     }
 
     /// The code grant from code that is not `async`.
     private static func exchange(
         _ client: TokenEndpointClient, code: String, redirectURI: String
     ) -> Future<OAuth2Token> {
-        client.exchange(code: code, redirectURI: redirectURI)
+        Future { complete in client.exchange(code: code, redirectURI: redirectURI, completion: complete) }
     }
 }
 

@@ -185,9 +185,19 @@ extension TokenEndpointClient {
         try await exchange(code: code, redirectURI: request.redirectURI, codeVerifier: request.codeVerifier)
     }
 
-    /// The `authorization_code` grant for the code that answered `request`, as a ``Future``: the
-    /// form chosen where the caller is not `async`.
-    public func exchange(code: String, for request: AuthorizationCodeRequest) -> Future<OAuth2Token> {
-        exchange(code: code, redirectURI: request.redirectURI, codeVerifier: request.codeVerifier)
+    /// The `authorization_code` grant for the code that answered `request`, for callback-based
+    /// code: `completion` is called exactly once, on a thread of the system's.
+    ///
+    /// ```swift
+    /// client.exchange(code: code, for: login) { result in
+    ///     DispatchQueue.main.async { showResult(result) }
+    /// }
+    /// ```
+    public func exchange(
+        code: String, for request: AuthorizationCodeRequest,
+        completion: @escaping @Sendable (Result<OAuth2Token, any Error>) -> Void
+    ) {
+        exchange(
+            code: code, redirectURI: request.redirectURI, codeVerifier: request.codeVerifier, completion: completion)
     }
 }

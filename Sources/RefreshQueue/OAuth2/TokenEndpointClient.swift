@@ -174,33 +174,36 @@ public struct TokenEndpointClient: Sendable {
     // MARK: - Grants, for code without async/await
 
     /// The `refresh_token` grant for callback-based code: the same request as the `async` form,
-    /// as a ``Future``.
+    /// with its result handed to `completion`.
     ///
-    /// Chosen where the caller is not `async` (in an `async` function, `try await refresh(_:)`
-    /// is). Observe the result, or chain it, as everything else in the library:
+    /// The request is sent at once. `completion` is called exactly once, on a thread of the
+    /// system's, with the token or with the ``OAuth2Error`` the `async` form throws:
     ///
     /// ```swift
-    /// client.refresh(token).observe(on: .main) { result in
-    ///     if case .success(let fresh) = result { store.save(fresh) }
+    /// client.refresh(token) { result in
+    ///     if case .success(let fresh) = result { try? store.save(fresh) }
     /// }
     /// ```
     ///
-    /// The request is sent at once; the future fails with ``OAuth2Error`` as the `async` form throws.
-    public func refresh(_ token: OAuth2Token, scope: String? = nil) -> Future<OAuth2Token> {
-        Future(operation: { try await self.refresh(token, scope: scope) })
+    /// Inside a ``RefreshableAuthentication/refresh()``, `Future(operation:)` turns the `async`
+    /// form into the ``Future`` it returns.
+    public func refresh(
+        _ token: OAuth2Token, scope: String? = nil,
+        completion: @escaping @Sendable (Result<OAuth2Token, any Error>) -> Void
+    ) {
+        Future(operation: { try await self.refresh(token, scope: scope) }).observe(completion)
     }
 
-    /// The `authorization_code` grant for callback-based code, as a ``Future``: for logging in
-    /// from code that is not `async` (Moya-era code, say).
-    ///
-    /// ```swift
-    /// client.exchange(code: code, redirectURI: redirectURI, codeVerifier: pkce.verifier)
-    ///     .observe(on: .main) { result in … }
-    /// ```
-    public func exchange(code: String, redirectURI: String, codeVerifier: String? = nil) -> Future<OAuth2Token> {
+    /// The `authorization_code` grant for callback-based code: for logging in from code that is
+    /// not `async` (Moya-era code, say). `completion` is called exactly once, on a thread of the
+    /// system's.
+    public func exchange(
+        code: String, redirectURI: String, codeVerifier: String? = nil,
+        completion: @escaping @Sendable (Result<OAuth2Token, any Error>) -> Void
+    ) {
         Future(operation: {
             try await self.exchange(code: code, redirectURI: redirectURI, codeVerifier: codeVerifier)
-        })
+        }).observe(completion)
     }
 
     // MARK: - The request

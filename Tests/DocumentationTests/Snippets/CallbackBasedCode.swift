@@ -153,7 +153,7 @@ enum CallbackBasedCodeSnippets {
         store: FileAuthenticationStore<OAuth2Token>
     ) throws {
         let code = try login.code(fromRedirect: redirectURL)
-        client.exchange(code: code, for: login).observe(on: .main) { result in
+        Future { client.exchange(code: code, for: login, completion: $0) }.observe(on: .main) { result in
             switch result {
             case .success(let token):
                 do {
@@ -185,7 +185,7 @@ enum CallbackBasedCodeSnippets {
         var isRefreshRecommended: Bool { token.isRefreshRecommended(at: Date()) }
 
         func refresh() -> Future<AccountAuthentication> {
-            client.refresh(token).map { fresh in
+            Future { try await client.refresh(token) }.map { fresh in
                 let refreshed = AccountAuthentication(token: fresh, accountID: accountID, client: client)
                 accounts.save(refreshed)
                 return refreshed

@@ -73,7 +73,7 @@ extension DocsB {
         store: FileAuthenticationStore<OAuth2Token>
     ) throws {
         let code = try login.code(fromRedirect: redirectURL)
-        client.exchange(code: code, for: login).observe(on: .main) { result in
+        Future { client.exchange(code: code, for: login, completion: $0) }.observe(on: .main) { result in
             switch result {
             case .success(let token): try? store.save(token)
             case .failure(let error): show(error)
