@@ -66,12 +66,12 @@ struct Burst {
             switch worker.token {
             case .file(let url):
                 let store = try FileAuthenticationStore<OAuth2Token>(fileURL: url)
-                closure = .walkthrough(client: client, store: store, lifetime: lifetime, timeline: nil, tally: tally)
+                closure = .walkthrough(client: client, store: store, timeline: nil, tally: tally)
             case .redis(let port, let key):
                 let password = ProcessInfo.processInfo.environment[Walkthrough.redisPasswordVariable]
                 let store = RedisAuthenticationStore<OAuth2Token>(
                     key: key, configuration: RedisConfiguration(port: port, password: password))
-                closure = .walkthrough(client: client, store: store, lifetime: lifetime, timeline: nil, tally: tally)
+                closure = .walkthrough(client: client, store: store, timeline: nil, tally: tally)
             }
             var burst = Burst(closure: closure, baseURL: worker.baseURL, session: session, tally: tally)
             burst.inFlightLimit = inFlight

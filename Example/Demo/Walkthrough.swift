@@ -106,7 +106,7 @@ struct Walkthrough {
         } else {
             let live = Tally()
             let closure = RefreshingRequestClosure.walkthrough(
-                client: client, store: store, lifetime: options.lifetime, timeline: timeline, tally: live)
+                client: client, store: store, timeline: timeline, tally: live)
             await Burst(closure: closure, baseURL: stub.baseURL, session: session, tally: live)
                 .run(requests: options.requests, timeline: timeline)
             // The burst's figures; then a refresh ahead still running is let end, so that its
@@ -263,12 +263,11 @@ extension RefreshingRequestClosure where Authentication == OAuth2Authentication 
     /// The closure every part of the walkthrough uses: the built-in OAuth 2.0 authentication,
     /// tokens in the shared store (a file, or Redis), only the Web API signed.
     static func walkthrough<Store: AuthenticationStore>(
-        client: TokenEndpointClient, store: Store, lifetime: TimeInterval, timeline: Timeline?, tally: Tally
+        client: TokenEndpointClient, store: Store, timeline: Timeline?, tally: Tally
     ) -> RefreshingRequestClosure<OAuth2Authentication> where Store.Value == OAuth2Token {
+        // The default options, also for tokens that live only seconds (--lifetime): the refresh
+        // window counts only refreshes that a loop causes.
         var options = RefreshingRequestClosure<OAuth2Authentication>.Options()
-        // Tokens that live only seconds (--lifetime) legitimately need more refreshes than the
-        // default loop protection (5 in 30 s) allows.
-        options.refreshWindow = RefreshWindow(maximumRefreshes: max(5, Int(60 / lifetime) + 5), interval: 30)
         // Only the Web API gets the token; the token endpoint authenticates the client itself.
         options.requiresAuthentication = { $0.url?.path.hasPrefix("/v1/") == true }
         options.onEvent = { event in

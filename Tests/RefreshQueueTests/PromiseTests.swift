@@ -28,23 +28,22 @@ struct PromiseTests {
         #expect(TokenEndpointClient.maximumRetryAfter == 86_400)
     }
 
-    @Test func withTheDefaultWindowASixthRefreshWithinThirtySecondsIsRefused() async throws {
-        let service = TokenService()
+    /// A loop (every refresh brings a token that already needs one) is stopped after five
+    /// refreshes in thirty seconds: the sixth is refused until the first leaves the window.
+    @Test func withTheDefaultWindowASixthLoopingRefreshWithinThirtySecondsIsRefused() async throws {
+        let service = TokenService(behavior: .stale)
         let clock = ManualClock()
         let closure = Closure(options: .init(clock: clock.now), find: service.find)
-        for round in 1...5 {
-            service.store(service.authentication("expired-\(round)", stale: true))
-            closure.invalidate()
-            _ = try await closure.authorize(makeRequest())
+        service.store(service.authentication("expired", stale: true))
+        for _ in 1...6 {
+            await #expect(throws: RefreshQueueError.excessiveRefresh) { try await closure.authorize(makeRequest()) }
         }
-        service.store(service.authentication("expired-6", stale: true))
-        closure.invalidate()
-        await #expect {
-            try await closure.authorize(makeRequest())
-        } throws: { error in
-            (error as? RefreshQueueError)?.name == "excessiveRefresh"
-        }
-        clock.advance(by: 30)
+        #expect(service.refreshCount == 5)
+        service.setBehavior(.succeed)
+        clock.advance(by: 29)
+        await #expect(throws: RefreshQueueError.excessiveRefresh) { try await closure.authorize(makeRequest()) }
+        #expect(service.refreshCount == 5)
+        clock.advance(by: 1)
         #expect(
             try await closure.authorize(makeRequest()).value(forHTTPHeaderField: "Authorization") == "Bearer token-6")
     }

@@ -243,24 +243,26 @@ struct RefreshingRequestClosureTests {
     // MARK: - Loop protection
 
     @Test func moreRefreshesThanTheWindowAllowsFailWithExcessiveRefresh() async throws {
-        let service = TokenService()
+        // Every refresh brings a token that already needs one: a loop, which the window counts.
+        let service = TokenService(behavior: .stale)
         let clock = ManualClock()
+        let events = EventLog()
         let closure = Closure.make(
-            service, refreshWindow: RefreshWindow(maximumRefreshes: 3, interval: 30), clock: clock)
-        for round in 1...3 {
-            service.store(service.authentication("expired-\(round)", stale: true))
-            closure.invalidate()
-            _ = try await closure.authorize(makeRequest())
-        }
-        service.store(service.authentication("expired-4", stale: true))
-        closure.invalidate()
-        await #expect {
-            try await closure.authorize(makeRequest())
-        } throws: { error in
-            (error as? RefreshQueueError)?.name == "excessiveRefresh"
+            service, refreshWindow: RefreshWindow(maximumRefreshes: 3, interval: 30), events: events, clock: clock)
+        service.store(service.authentication("expired", stale: true))
+        for _ in 1...3 {
+            await #expect(throws: RefreshQueueError.excessiveRefresh) { try await closure.authorize(makeRequest()) }
         }
         #expect(service.refreshCount == 3)
+        // The fourth refresh is refused without asking the server, for every request, and the
+        // refusal is reported once.
+        for _ in 1...3 {
+            await #expect(throws: RefreshQueueError.excessiveRefresh) { try await closure.authorize(makeRequest()) }
+        }
+        #expect(service.refreshCount == 3)
+        #expect(events.count("refresh refused") == 1)
 
+        service.setBehavior(.succeed)
         clock.advance(by: 31)
         let signed = try await closure.authorize(makeRequest())
         #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-4")

@@ -1,13 +1,22 @@
 import Foundation
 
-/// How many refreshes a ``RefreshingRequestClosure`` allows within a sliding time window.
+/// How many refreshes that look like a loop a ``RefreshingRequestClosure`` allows within a
+/// sliding time window.
 ///
-/// A server that keeps answering with tokens that are already stale, or a device clock far off,
-/// would otherwise make every request refresh. Past the limit, requests fail with
-/// ``RefreshQueueError/excessiveRefresh`` until older refreshes leave the window.
+/// A server that keeps answering with tokens that are already stale, or that rejects each token
+/// it has just issued, or a device clock far off, would otherwise make every request refresh. The
+/// window counts only such signs of a loop:
+/// - a refresh whose result already needs a refresh (stale on arrival);
+/// - a refreshed token that the server rejects (a 401 handed to `reauthorize`) while it does not
+///   need a refresh yet; one that expired on its way is no loop;
+/// - a refresh the server refused (any failure but a transport error: `URLError`, offline, timed
+///   out, DNS, so that a phone that was offline is not locked out once it is back online).
 ///
-/// Refreshes that failed with a transport error (`URLError`: offline, timed out, DNS) do not
-/// count: an offline phone retrying must not lock itself out once it is back online.
+/// Refreshes that tokens' lifetimes call for, at expiry or ahead of it, are not counted: tokens
+/// that live a second keep working. Once the window holds `maximumRefreshes` signs, requests that
+/// need a refresh fail with ``RefreshQueueError/excessiveRefresh``, without a refresh, until the
+/// oldest leaves the window; ``RefreshEvent/refreshRefused(_:)`` is reported once for each such
+/// episode. A refresh ahead never takes the last place.
 public struct RefreshWindow: Sendable, Equatable {
     /// The most refreshes allowed within ``interval``.
     public let maximumRefreshes: Int

@@ -43,8 +43,8 @@ extension RefreshingRequestClosure {
         /// its cross-process lock for at most as long.
         public var abandonAfter: TimeInterval?
 
-        /// How many refreshes are allowed in how long (default 5 in 30 s). Refreshes that failed
-        /// because the network did are not counted.
+        /// How many refreshes that look like a loop are allowed in how long (default 5 in 30 s);
+        /// see ``RefreshWindow`` for what counts.
         public var refreshWindow: RefreshWindow
 
         /// Which header carries the token and how it is written (default

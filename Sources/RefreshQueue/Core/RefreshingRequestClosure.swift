@@ -234,7 +234,10 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
             completion(unsigned)
             return .finished
         }
-        return enqueue(rejected, rejectedHeader: rejectedHeader(of: rejected, response), completion: completion)
+        let header = rejectedHeader(of: rejected, response)
+        return enqueue(
+            rejected, rejectedHeader: header, staleGeneration: staleGeneration(rejecting: header),
+            completion: completion)
     }
 
     /// Signs again a request that the server rejected with HTTP 401; see
@@ -242,9 +245,20 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     public func reauthorize(_ rejected: URLRequest, response: URLResponse? = nil) async throws -> URLRequest {
         if let unsigned = answerWithoutSigning(rejected) { return try unsigned.get() }
         let header = rejectedHeader(of: rejected, response)
+        let stale = staleGeneration(rejecting: header)
         return try await waitInLine { completion in
-            enqueue(rejected, rejectedHeader: header, completion: completion)
+            enqueue(rejected, rejectedHeader: header, staleGeneration: stale, completion: completion)
         }
+    }
+
+    /// The held generation, when `header` is its header and it needs a refresh now: its rejection
+    /// then says only that it expired on its way, not that refreshing loops.
+    private func staleGeneration(rejecting header: String?) -> UInt64? {
+        guard let header else { return nil }
+        let held = machine.withLock { machine in machine.credential.map { ($0.value, $0.generation) } }
+        guard let (credential, generation) = held, credential.signingHeader == header else { return nil }
+        // User code, read outside the lock.
+        return credential.isRefreshNeeded ? generation : nil
     }
 
     /// The token header `rejected` carried, when its rejection can be blamed on it: not when the

@@ -27,14 +27,17 @@ extension RefreshStateMachine {
         let ticket = nextTicket
         nextTicket &+= 1
         var rejectedGeneration: UInt64?
+        if let staleGeneration, credential?.generation == staleGeneration {
+            credential?.knownStale = true
+        }
         if let rejectedHeader, let held = credential, case .success(rejectedHeader) = held.value.header {
             rejectedGeneration = held.generation
+            // A refreshed token the server rejects while it is still fresh: refreshing again may
+            // loop, so the window counts it. One that expired on its way is no loop.
+            if held.issuedByRefresh, !held.knownStale { countAgainstWindow(now: now) }
             credential?.knownStale = true
         } else if let rejectedHeader, credential == nil {
             noteRejectedWhileUnheld(rejectedHeader)
-        }
-        if let staleGeneration, credential?.generation == staleGeneration {
-            credential?.knownStale = true
         }
         line.append(
             Waiter(

@@ -51,10 +51,13 @@ extension RefreshStateMachine {
             generations &+= 1
             if let old = credential { actions.displaced.append(old.value) }
             credential = Held(value: value, generation: generations, epoch: epoch)
+            credential?.issuedByRefresh = true
             dropApproval(into: &actions)
             if freshness == .needed {
-                // Stale on arrival: waiters fail rather than refresh again (no refresh storm).
+                // Stale on arrival: waiters fail rather than refresh again (no refresh storm), and
+                // the window counts it.
                 credential?.knownStale = true
+                countAgainstWindow(now: now)
                 actions.events.append(.refreshFailed(.excessiveRefresh, duration: duration))
                 answer(probes, .fail(.excessiveRefresh), into: &actions)
                 if lineWasHeld { approveLine(.fail(.excessiveRefresh), into: &actions) }
@@ -75,9 +78,8 @@ extension RefreshStateMachine {
             if !onTime { settleProbesAfresh(takeProbes(), into: &actions) }
         case .failed(let failure):
             let error = failure.answer
-            if failure.isTransport {
-                recentRefreshes.removeAll { $0.id == id }
-            }
+            // Refused by the server: trying again at once is a loop. An offline device retrying is not.
+            if !failure.isTransport { countAgainstWindow(now: now) }
             if let delay = failure.retryAfter, delay > 0 {
                 if let old = retryAfter { actions.displaced.append(old.error) }
                 retryAfter = Backoff(until: now + delay, error: error)

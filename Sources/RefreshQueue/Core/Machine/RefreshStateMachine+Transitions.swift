@@ -18,10 +18,15 @@ extension RefreshStateMachine {
             return
         }
         guard admit(ahead: false, now: now) else {
-            actions.events.append(.refreshRefused(.excessiveRefresh))
+            // Once per episode: a loop refused is one thing to report, however many requests it fails.
+            if !refusingRefreshes {
+                refusingRefreshes = true
+                actions.events.append(.refreshRefused(.excessiveRefresh))
+            }
             answer(line.removeAll(), .fail(.excessiveRefresh), into: &actions)
             return
         }
+        refusingRefreshes = false
         start(held, ahead: false, now: now, into: &actions)
         actions.events.append(.refreshStarted(generation: held.generation))
         beginHold(now: now, into: &actions)
@@ -49,15 +54,22 @@ extension RefreshStateMachine {
         actions.abandonTimer = AbandonTimer(attempt: attempt.id, at: now + configuration.abandonAfter)
     }
 
-    /// Records a refresh in the window, or says it may not start. A refresh ahead leaves one
-    /// place free.
+    /// Whether a refresh may start: the window holds fewer signs of a loop (see
+    /// ``countAgainstWindow(now:)``) than it allows. A refresh ahead leaves one place free, for
+    /// the refresh that expiry will need.
     mutating func admit(ahead: Bool, now: TimeInterval) -> Bool {
         let window = configuration.window
         recentRefreshes.removeAll { now - $0.startedAt >= window.interval }
         let limit = ahead ? window.maximumRefreshes - 1 : window.maximumRefreshes
-        guard recentRefreshes.count < limit else { return false }
-        recentRefreshes.append(StartedRefresh(id: attempts &+ 1, startedAt: now))
-        return true
+        return recentRefreshes.count < limit
+    }
+
+    /// Counts a refresh that a loop caused against the window: one whose result already needed a
+    /// refresh, one whose result the server rejected, or one the server refused (a failure that
+    /// is not the network's). Refreshes that tokens' lifetimes call for, ahead or at expiry, are
+    /// not counted: short-lived tokens must never lock the app out.
+    mutating func countAgainstWindow(now: TimeInterval) {
+        recentRefreshes.append(StartedRefresh(startedAt: now))
     }
 
     /// After a failed refresh ahead: the next one waits, longer after each failure; after a

@@ -76,8 +76,10 @@ struct RefreshStateMachine: Sendable {
     var delivery = Delivery.idle
     /// The earliest wait timer armed and not yet fired.
     var timerDeadline: TimeInterval?
-    /// Refreshes counted against the refresh window.
+    /// When refreshes that a loop caused were counted against the refresh window.
     var recentRefreshes: [StartedRefresh] = []
+    /// The window refused a refresh, and no refresh has started since: the refusal was reported.
+    var refusingRefreshes = false
     /// No refresh before `until`: the server asked for a pause (`Retry-After`).
     var retryAfter: Backoff?
     /// When the current hold began and how many requests it held.
@@ -149,6 +151,8 @@ extension RefreshStateMachine {
         var aheadNotBefore: TimeInterval = -.infinity
         /// A refresh ahead failed in a way only a new login cures: do not try again ahead.
         var aheadGivenUp = false
+        /// It is the result of a refresh: the server rejecting it is a sign of a loop.
+        var issuedByRefresh = false
     }
 
     struct Attempt: Sendable {
@@ -189,7 +193,6 @@ extension RefreshStateMachine {
 
 /// A refresh counted against the refresh window.
 struct StartedRefresh: Sendable {
-    let id: UInt64
     let startedAt: TimeInterval
 }
 
