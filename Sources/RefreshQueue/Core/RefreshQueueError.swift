@@ -58,26 +58,40 @@ extension RefreshQueueError: CustomStringConvertible {
         case .notAuthenticated:
             return "Not authenticated: no stored authentication was found; the user needs to log in."
         case .refreshTimedOut:
-            return "The token refresh did not complete in time; the request was not sent."
+            return "The token refresh did not complete in time; the request was not sent. "
+                + "Try again later: the refresh keeps running, and later requests wait for it."
         case .invalidToken:
-            return "The access token is empty or contains characters that are not allowed in an HTTP header."
+            return "The access token is empty or contains characters that are not allowed in an HTTP header; "
+                + "the request was not sent. Check the token your authentication returns."
         case .refreshFailed(let underlying):
             return "The token refresh failed (\(Self.summary(of: underlying)))."
         case .excessiveRefresh:
             return "Too many token refreshes in a short time; check the server's token lifetime and the device clock."
         case .cancelled:
-            return "The request was cancelled before it was authorized."
+            return "The request was cancelled before it was authorized; it was not sent."
         case .invalidConfiguration(let reason):
             return "Invalid authorization configuration: \(reason)"
         case .authenticationUnreadable(let underlying):
             return "The stored authentication cannot be read now (\(Self.summary(of: underlying))); "
-                + "the user is still logged in. Try again once the device is unlocked."
+                + "the user is still logged in. \(Self.unreadableAdvice)"
         case .insecureRequest(let host):
             let printable = String(
                 host.unicodeScalars.filter { (0x21...0x7E).contains($0.value) }.map(Character.init).prefix(100))
             return "The request goes to \(printable) without encryption (http or ws); the token is only sent over "
                 + "https or wss (or to this machine). The request was not signed."
         }
+    }
+}
+
+extension RefreshQueueError {
+    /// When to try reading the store again: where data protection locks files, once the device is
+    /// unlocked; elsewhere once the process may read the store (its permissions, its server).
+    static var unreadableAdvice: String {
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        return "Try again once the device is unlocked."
+        #else
+        return "Try again once this process may read the store (check the file's owner and permissions)."
+        #endif
     }
 }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why a future failed on its own, without its work failing.
 public enum FutureError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Time ran out: the error of a future returned by ``Future/timeout(after:on:error:)`` when
@@ -26,3 +28,8 @@ public enum FutureError: Error, Sendable, Equatable, CustomStringConvertible {
 /// Its text names no token: a ``RefreshQueueError/refreshFailed(_:)`` that wraps it (in an
 /// event) shows it.
 extension FutureError: TokenFreeError {}
+
+extension FutureError: LocalizedError {
+    /// The same text as ``description``, so that `localizedDescription` is readable.
+    public var errorDescription: String? { description }
+}
