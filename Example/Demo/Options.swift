@@ -9,6 +9,10 @@ struct Options {
     /// Internal, for a worker process: the most requests it keeps in flight.
     var inFlight = Burst.concurrency
     var serve = false
+    /// `--port N`: the token server's port (0: one the system picks).
+    var port: UInt16 = 0
+    /// `--login loopback`: log in as a command-line tool does, through a listener on 127.0.0.1.
+    var loopbackLogin = false
     var help = false
     var processes = 1
     /// `--fleet K`: the K processes share the token through a Redis server instead of a file.
@@ -65,7 +69,12 @@ struct Options {
           --fleet K           run them in K processes sharing the token through a Redis server
                               (redis-server on this machine, started on a free port, with a
                               password), each with its own RedisAuthenticationStore
-          --serve             only run the token server and print its URL, for trying it with curl
+          --login loopback    log in as a command-line tool does: the browser (played here) comes
+                              back to a listener on 127.0.0.1, on a port the system picks
+                              (default: the app's custom scheme, refreshqueue-example://callback)
+          --serve             only run the token server and print its URL, the demo client's id,
+                              secret and redirect URIs, for trying it with curl
+          --port N            the token server's port (default: one the system picks)
           --help              show this text
         """
 
@@ -126,6 +135,17 @@ struct Options {
                 publicClient = true
             case "--serve":
                 serve = true
+            case "--port":
+                guard let value = remaining.popFirst().flatMap(UInt16.init), value > 0 else {
+                    throw ExampleError.usage("--port needs a port number from 1 to 65535")
+                }
+                port = value
+            case "--login":
+                switch remaining.popFirst() {
+                case "loopback": loopbackLogin = true
+                case "scheme": loopbackLogin = false
+                default: throw ExampleError.usage("--login needs loopback or scheme")
+                }
             case "--help", "-h":
                 help = true
             default:

@@ -54,7 +54,7 @@ struct Walkthrough {
     /// Runs every step; returns whether every request got a 200.
     func run() async throws -> Bool {
         // 1. The token server.
-        let stub = SpotifyStub()
+        let stub = SpotifyStub(port: options.port)
         stub.accessTokenLifetime = options.lifetime
         stub.rotatesRefreshTokens = options.rotate
         try stub.start()
@@ -125,6 +125,7 @@ struct Walkthrough {
     /// The authorization-code flow: `/authorize` (consent is automatic), redirect, state check,
     /// code exchange with the PKCE S256 verifier.
     private func logIn(base: URL, client: TokenEndpointClient, session: URLSession) async throws -> OAuth2Token {
+        if options.loopbackLogin { return try await logInThroughLoopback(base: base, client: client, session: session) }
         let example = SpotifyStub.Client.example
         let authorization = AuthorizationCodeRequest(
             authorizationEndpoint: base.appendingPathComponent("authorize"), clientID: example.id,
@@ -138,6 +139,36 @@ struct Walkthrough {
         }
         let code = try authorization.code(fromRedirect: location)
         return try await client.exchange(code: code, for: authorization)
+    }
+
+    /// `--login loopback`: the login of a command-line tool. A listener on 127.0.0.1 receives the
+    /// redirect; the browser is played by following the authorize redirect to it.
+    private func logInThroughLoopback(
+        base: URL, client: TokenEndpointClient, session: URLSession
+    ) async throws -> OAuth2Token {
+        let receiver = try LoopbackRedirectReceiver()
+        let login = AuthorizationCodeRequest(
+            authorizationEndpoint: base.appendingPathComponent("authorize"), clientID: SpotifyStub.Client.example.id,
+            redirectURI: receiver.redirectURI, scope: "user-read-private")
+        timeline.log("loopback login: redirect URI \(receiver.redirectURI); the browser opens the login page")
+        let code = Task { try await receiver.code(for: login, timeout: 30) }
+        let (_, response) = try await session.response(to: URLRequest(url: login.url))
+        guard let http = response as? HTTPURLResponse, http.statusCode == 302,
+            let location = http.value(forHTTPHeaderField: "Location").flatMap(URL.init(string:))
+        else {
+            code.cancel()
+            throw ExampleError.authorization("expected a redirect from /authorize")
+        }
+        let (page, _) = try await session.response(to: URLRequest(url: location))
+        timeline.log("the browser shows: \(Self.text(ofPage: page))")
+        return try await client.exchange(code: try await code.value, for: login)
+    }
+
+    /// The sentence of the receiver's page, without its markup.
+    private static func text(ofPage page: Data) -> String {
+        let html = String(decoding: page, as: UTF8.self)
+        guard let start = html.range(of: "<p>"), let end = html.range(of: "</p>") else { return html }
+        return String(html[start.upperBound..<end.lowerBound])
     }
 
     /// `--fleet K`: a redis-server of this machine's on a free loopback port, or nil (and why)
@@ -226,7 +257,7 @@ struct Walkthrough {
 
     /// `--serve`: run the token server until interrupted.
     private static func serve(_ options: Options) async throws -> Never {
-        let stub = SpotifyStub()
+        let stub = SpotifyStub(port: options.port)
         stub.accessTokenLifetime = options.lifetime
         stub.rotatesRefreshTokens = options.rotate
         try stub.start()
@@ -235,11 +266,12 @@ struct Walkthrough {
         say(
             """
             Spotify-like token server listening on \(base)  (Ctrl-C stops it)
-            client id \(client.id), redirect URI \(client.redirectURIs[0])
-            (the client secret is in SpotifyStub.Client.example)
+            demo client id \(client.id), client secret \(client.secret) (a demo's, known to all)
+            redirect URIs: \(client.redirectURIs.joined(separator: ", "))
+            (the loopback ones without a port take any port, as Spotify's do; localhost is refused)
 
               curl -i '\(base)/authorize?client_id=\(client.id)&response_type=code&redirect_uri=\(client.redirectURIs[0])&state=xyz'
-              curl -i -u \(client.id):<client secret> -d grant_type=authorization_code -d code=<code> \\
+              curl -i -u \(client.id):\(client.secret) -d grant_type=authorization_code -d code=<code> \\
                    -d redirect_uri=\(client.redirectURIs[0]) \(base)/api/token
               curl -i -H 'Authorization: Bearer <access token>' \(base)/v1/me
             """)

@@ -26,7 +26,7 @@ struct AuthorizeEndpoint {
             return .text(status: 400, "INVALID_CLIENT: Invalid client")
         }
         let redirectURIs = values("redirect_uri")
-        guard redirectURIs.count == 1, client.redirectURIs.contains(redirectURIs[0]) else {
+        guard redirectURIs.count == 1, client.accepts(redirectURI: redirectURIs[0]) else {
             return .text(status: 400, "INVALID_CLIENT: Invalid redirect URI")
         }
         let redirectURI = redirectURIs[0]

@@ -133,4 +133,41 @@ struct SpotifyStubAuthorizeTests {
         #expect(exchange.status == 405)
         #expect(exchange.header("Allow") == "GET")
     }
+
+    /// Spotify's rule for command-line tools: a loopback URI registered without a port takes any
+    /// port; only the IP literals are loopback, never `localhost`.
+    @Test(arguments: [
+        ("http://127.0.0.1:49152/callback", true), ("http://127.0.0.1:1/callback", true),
+        ("http://[::1]:8080/callback", true), ("http://127.0.0.1/callback", true),
+        ("http://127.0.0.1:8080/other", false), ("http://127.0.0.1:8080/callback/x", false),
+        ("http://localhost:8080/callback", false), ("http://localhost/callback", false),
+        ("http://127.0.0.2:8080/callback", false), ("https://127.0.0.1:8080/callback", false),
+        ("http://user@127.0.0.1:8080/callback", false), ("http://127.0.0.1:99999/callback", false),
+        ("http://127.0.0.1:8080/callback?x=1", false), ("http://[::1]:8080/other", false),
+    ])
+    func aLoopbackRedirectURIRegisteredWithoutAPortTakesAnyPort(uri: String, accepted: Bool) {
+        #expect(SpotifyStub.Client.example.accepts(redirectURI: uri) == accepted)
+    }
+
+    @Test func aRegisteredLoopbackURIWithAPortTakesOnlyThatPortAndLocalhostNever() {
+        let client = SpotifyStub.Client(
+            id: "fixed", secret: "s", redirectURIs: ["http://127.0.0.1:5000/cb", "http://localhost:5000/cb"])
+        #expect(client.accepts(redirectURI: "http://127.0.0.1:5000/cb"))
+        #expect(!client.accepts(redirectURI: "http://127.0.0.1:5001/cb"))
+        #expect(!client.accepts(redirectURI: "http://localhost:5000/cb"))
+    }
+
+    @Test func authorizeSendsTheUserBackToALoopbackListenerOnThePortItAsked() async throws {
+        let stub = try StubHarness.startedStub()
+        defer { stub.stop() }
+        let session = StubHarness.makeSession()
+        defer { session.invalidateAndCancel() }
+        let accepted = try await StubHarness.get(
+            StubHarness.authorizePath(redirectURI: "http://127.0.0.1:43210/callback"), on: stub, session: session)
+        #expect(accepted.status == 302)
+        #expect(accepted.header("Location")?.hasPrefix("http://127.0.0.1:43210/callback?code=") == true)
+        let refused = try await StubHarness.get(
+            StubHarness.authorizePath(redirectURI: "http://localhost:43210/callback"), on: stub, session: session)
+        #expect(refused.status == 400)
+    }
 }

@@ -103,7 +103,10 @@ struct SpotifyStubLifecycleTests {
     @Test func theExampleClientIsRegisteredByDefault() {
         #expect(SpotifyStub.Client.example.id == "example-client")
         #expect(SpotifyStub.Client.example.secret == "example-secret")
-        #expect(SpotifyStub.Client.example.redirectURIs == ["refreshqueue-example://callback"])
+        #expect(
+            SpotifyStub.Client.example.redirectURIs == [
+                "refreshqueue-example://callback", "http://127.0.0.1/callback", "http://[::1]/callback",
+            ])
     }
 
     @Test func printingAClientNeverShowsItsSecret() {
