@@ -49,7 +49,7 @@ extension DocsB {
         let login = AuthorizationCodeRequest(
             authorizationEndpoint: URL(string: "https://accounts.spotify.com/authorize")!,
             clientID: "your-client-id", redirectURI: "myapp://callback", scope: "user-read-private")
-        open(login.url)  // in the browser, or an ASWebAuthenticationSession: the user logs in and consents
+        openInBrowser(login.url)  // in the browser, or an ASWebAuthenticationSession: the user logs in and consents
         return login
     }
 
@@ -79,6 +79,17 @@ extension DocsB {
             case .failure(let error): show(error)
             }
         }
+    }
+
+    static func logInFromACommandLineTool(client: TokenEndpointClient) async throws -> OAuth2Token {
+        let receiver = try LoopbackRedirectReceiver()
+        let login = AuthorizationCodeRequest(
+            authorizationEndpoint: URL(string: "https://accounts.spotify.com/authorize")!,
+            clientID: "your-client-id", redirectURI: receiver.redirectURI, scope: "user-read-private")
+        print("Open \(login.url) in your browser to log in.")
+        let code = try await receiver.code(for: login, timeout: 300)
+        let token = try await client.exchange(code: code, for: login)
+        return token
     }
 
     static func logOut(

@@ -30,7 +30,7 @@ enum ReadmeSnippets {
     static let logger = Logger()
 
     static func showLogin() {}
-    static func open(_ url: URL) {}
+    static func openInBrowser(_ url: URL) {}
 
     // MARK: - OAuth 2.0 in five lines
 
@@ -50,9 +50,21 @@ enum ReadmeSnippets {
         let login = AuthorizationCodeRequest(
             authorizationEndpoint: URL(string: "https://accounts.spotify.com/authorize")!,
             clientID: "your-client-id", redirectURI: "myapp://callback", scope: "user-read-private")
-        open(login.url)                                          // the user logs in and consents
+        openInBrowser(login.url)                                 // the user logs in and consents
         let code = try login.code(fromRedirect: redirectURL)     // state checked first; errors typed
         try store.save(try await client.exchange(code: code, for: login))
+    }
+
+    static func logInFromACommandLineTool(
+        client: TokenEndpointClient, store: FileAuthenticationStore<OAuth2Token>
+    ) async throws {
+        let receiver = try LoopbackRedirectReceiver()            // http://127.0.0.1:<port>/callback
+        let cliLogin = AuthorizationCodeRequest(
+            authorizationEndpoint: URL(string: "https://accounts.spotify.com/authorize")!,
+            clientID: "your-client-id", redirectURI: receiver.redirectURI, scope: "user-read-private")
+        print("Log in at \(cliLogin.url)")
+        let cliCode = try await receiver.code(for: cliLogin)     // answers the browser, checks the state
+        try store.save(try await client.exchange(code: cliCode, for: cliLogin))
     }
 
     // MARK: - Quick start with your own type

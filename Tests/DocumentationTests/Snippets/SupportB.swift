@@ -21,7 +21,7 @@ enum DocsB {
     static func showLogin() {}
 
     /// Opens `url` in the browser (or an authentication session).
-    static func open(_ url: URL) {}
+    static func openInBrowser(_ url: URL) {}
 
     /// Tells the user that the network is away.
     static func showOffline() {}
