@@ -67,8 +67,10 @@ public final class LoopbackRedirectReceiver: Sendable {
 
     /// Starts listening on `address`, on a port the system picks.
     ///
-    /// - Parameter path: The callback path of the redirect URI, `/callback` by default.
-    /// - Throws: ``LoopbackRedirectError/listenFailed(_:)`` when no socket could be bound, and
+    /// - Parameters:
+    ///   - address: `127.0.0.1` (the default) or `[::1]`.
+    ///   - path: The callback path of the redirect URI, `/callback` by default.
+    /// - Throws: ``LoopbackRedirectError/listenFailed(errno:)`` when no socket could be bound, and
     ///   ``LoopbackRedirectError/invalidPath`` for a path that does not start with `/` or holds
     ///   a query, a fragment or a space.
     public init(address: Address = .ipv4, path: String = "/callback") throws {
@@ -89,7 +91,9 @@ public final class LoopbackRedirectReceiver: Sendable {
     /// Waits for the browser's redirect answering `login`, answers it, closes the listener, and
     /// returns its authorization code, checked by ``AuthorizationCodeRequest/code(fromRedirect:)``.
     ///
-    /// - Parameter timeout: How long the user has to log in, 5 minutes by default.
+    /// - Parameters:
+    ///   - login: The request whose URL the user opened, with this receiver's ``redirectURI``.
+    ///   - timeout: How long the user has to log in, 5 minutes by default.
     /// - Throws: An ``AuthorizationCodeError`` when the redirect carries no code for `login`
     ///   (the user declined, a `state` that does not match); ``LoopbackRedirectError/timedOut``;
     ///   ``LoopbackRedirectError/alreadyUsed`` on a second call; `CancellationError` when the
