@@ -22,14 +22,18 @@ import FoundationNetworking
 public struct AllowedOrigins: Sendable, Equatable {
     /// `nil`: every origin.
     private let origins: Set<Origin>?
+    /// The URLs given to ``only(_:)-([URL])`` that name no origin, as they may be shown (no user
+    /// part, no query): they match nothing, which ``RefreshEvent/requestSentUnsigned(origin:unusableEntries:)`` says.
+    let unusableEntries: [String]
     private let plainHTTP: Bool
     /// How URLs of the origins to sign begin, exactly as `absoluteString` spells them most of the
     /// time: a match is decided without parsing the URL (parsing costs more than signing).
     private let signedPrefixes: SignedPrefixes
 
-    private init(origins: Set<Origin>?, plainHTTP: Bool) {
+    private init(origins: Set<Origin>?, plainHTTP: Bool, unusableEntries: [String] = []) {
         self.origins = origins
         self.plainHTTP = plainHTTP
+        self.unusableEntries = unusableEntries
         guard let origins else {
             signedPrefixes = SignedPrefixes(Self.everyOriginPrefixes(plainHTTP: plainHTTP))
             return
@@ -66,8 +70,32 @@ public struct AllowedOrigins: Sendable, Equatable {
     }
 
     /// Only requests to the origins of `urls` (their scheme, host and port; paths are ignored).
+    ///
+    /// A URL without a scheme or a host (`URL(string: "api.spotify.com")`) names no origin and
+    /// matches nothing: requests there go out unsigned, and
+    /// ``RefreshEvent/requestSentUnsigned(origin:unusableEntries:)`` names it.
     public static func only(_ urls: [URL]) -> AllowedOrigins {
-        AllowedOrigins(origins: Set(urls.compactMap(Origin.init)), plainHTTP: false)
+        let unusable = urls.filter { Origin($0) == nil }.map(Self.shown)
+        return AllowedOrigins(origins: Set(urls.compactMap(Origin.init)), plainHTTP: false, unusableEntries: unusable)
+    }
+
+    /// A URL as an event may show it: without a user part and without a query, which may hold
+    /// credentials.
+    private static func shown(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(a URL)" }
+        components.user = nil
+        components.password = nil
+        components.query = nil
+        components.fragment = nil
+        return components.string ?? "(a URL)"
+    }
+
+    /// `scheme://host:port` of `url` when it has an origin that these do not allow; `nil`
+    /// otherwise (an allowed origin, or a URL with no origin at all, a file's say).
+    func disallowedOrigin(of url: URL?) -> String? {
+        guard let origins, let origin = Origin(url), !origins.contains(origin) else { return nil }
+        let host = origin.host.contains(":") ? "[\(origin.host)]" : origin.host
+        return "\(origin.scheme)://\(host):\(origin.port)"
     }
 
     /// The same origins, with those of plain `http://` (or `ws://`) signed instead of refused:
@@ -77,7 +105,7 @@ public struct AllowedOrigins: Sendable, Equatable {
     /// every plain-http origin is signed. For a development server on a private network; never in
     /// production.
     public func allowingPlainHTTP() -> AllowedOrigins {
-        AllowedOrigins(origins: origins, plainHTTP: true)
+        AllowedOrigins(origins: origins, plainHTTP: true, unusableEntries: unusableEntries)
     }
 
     /// What to do with `request`, with the proxies that `proxies` names.

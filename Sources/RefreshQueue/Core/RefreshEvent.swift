@@ -59,6 +59,12 @@ public enum RefreshEvent: Sendable {
     /// A refreshed authentication could not be saved to its store; it is still used from memory.
     /// The text names the error only by type and code.
     case saveFailed(String)
+
+    /// A request went out unsigned because its origin (`scheme://host:port`) is not among the
+    /// allowed origins; reported once for each such origin. `unusableEntries` lists the allowed
+    /// origins that name no origin (no scheme or host: `api.spotify.com` for
+    /// `https://api.spotify.com`), which match no request.
+    case requestSentUnsigned(origin: String, unusableEntries: [String])
 }
 
 extension RefreshEvent: CustomStringConvertible {
@@ -93,6 +99,13 @@ extension RefreshEvent: CustomStringConvertible {
             return "refresh refused: \(error)"
         case .saveFailed(let reason):
             return "saving the refreshed authentication failed (\(reason))"
+        case .requestSentUnsigned(let origin, let unusable):
+            let hint =
+                unusable.isEmpty
+                ? ""
+                : "; these allowed origins have no scheme or host and match nothing: "
+                    + unusable.joined(separator: ", ")
+            return "a request to \(origin) went out unsigned: its origin is not allowed\(hint)"
         }
     }
 

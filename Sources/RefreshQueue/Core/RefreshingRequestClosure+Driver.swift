@@ -30,10 +30,28 @@ extension RefreshingRequestClosure {
         guard requiresAuthentication(request) else { return .success(request) }
         switch origins.decision(for: request) {
         case .sign: return nil
-        case .passUnsigned: return .success(request)
+        case .passUnsigned:
+            reportUnsigned(request)
+            return .success(request)
         case .refuse(let error): return .failure(error)
         }
     }
+
+    /// Reports, once per origin, a request that goes out unsigned because its origin is not
+    /// allowed: a mistyped origin otherwise fails silently, with a 401 from the server.
+    private func reportUnsigned(_ request: URLRequest) {
+        guard let onEvent, let origin = origins.disallowedOrigin(of: request.url) else { return }
+        let first = unsignedOrigins.withLock { reported in
+            // Bounded: an app that talks to many hosts keeps reporting the first ones only.
+            guard reported.count < Self.reportedOriginsLimit, !reported.contains(origin) else { return false }
+            reported.insert(origin)
+            return true
+        }
+        if first { onEvent(.requestSentUnsigned(origin: origin, unusableEntries: origins.unusableEntries)) }
+    }
+
+    /// How many origins ``reportUnsigned(_:)`` reports at most.
+    static var reportedOriginsLimit: Int { 64 }
 
     /// `request` signed at once, when a valid authentication is held and nobody waits.
     @inline(__always)

@@ -65,6 +65,8 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     let find: @Sendable () throws -> Authentication?
     let refresh: @Sendable (Authentication, RefreshBudget) -> Future<Authentication>
     let onEvent: (@Sendable (RefreshEvent) -> Void)?
+    /// The origins whose requests went out unsigned and were reported (see `reportUnsigned`).
+    let unsignedOrigins = Locked<Set<String>>([])
     let now: @Sendable () -> TimeInterval
     let queue: DispatchQueue
     /// Where wait timers, the abandon limit and an abandoned refresh's end run: a serial queue
