@@ -36,7 +36,7 @@ extension Timeline {
         case .requestsResumed(let waiting):
             log("queue resumed: \(waiting) waiting \(waiting == 1 ? "request" : "requests") go out")
         case .refreshFailed, .refreshAheadFailed, .refreshTimedOut, .refreshRefused, .lateRefreshAdopted,
-            .refreshAbandoned, .saveFailed, .requestSentUnsigned:
+            .refreshAbandoned, .saveFailed, .requestSentUnsigned, .adoptedFromStore:
             log(event.description)
         case .authenticationLoaded, .requestWaiting, .refreshHeldRequests:
             break

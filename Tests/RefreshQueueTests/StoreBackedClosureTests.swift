@@ -39,6 +39,50 @@ struct StoreBackedClosureTests {
         #expect(service.refreshCount == 0)
     }
 
+    /// The log tells another process's refresh from one at the server, and the adoption comes
+    /// before the refresh's end.
+    @Test func anAdoptedTokenIsReportedAsAdoptedFromTheStore() async throws {
+        let service = TokenService()
+        let store = ScriptedStore([
+            service.authentication("expired", stale: true), service.authentication("from-another-process"),
+        ])
+        let events = EventLog()
+        let closure = Closure(store: store, options: .init(onEvent: { events.append($0) }))
+        _ = try await closure.authorize(makeRequest())
+        let names = events.all.map { "\($0)" }
+        let adopted = try #require(names.firstIndex { $0.hasPrefix("adopted the authentication") })
+        let succeeded = try #require(names.firstIndex { $0.hasPrefix("refresh succeeded") })
+        #expect(adopted < succeeded)
+        // A refresh at the server is not reported so.
+        let refreshed = EventLog()
+        let direct = Closure(
+            store: InMemoryAuthenticationStore(service.authentication("expired", stale: true)),
+            options: .init(onEvent: { refreshed.append($0) }))
+        _ = try await direct.authorize(makeRequest())
+        #expect(!refreshed.all.contains { if case .adoptedFromStore = $0 { true } else { false } })
+    }
+
+    /// Cause before effect: the refresh's failure is reported before the re-login callback it
+    /// causes.
+    @Test func theRefreshFailedEventComesBeforeTheReauthenticationCallback() async {
+        let service = TokenService(behavior: .hold)
+        let store = InMemoryAuthenticationStore(service.authentication("expired", stale: true))
+        let log = Protected([String]())
+        let closure = Closure(
+            store: store,
+            options: .init(onEvent: { event in
+                if case .refreshFailed = event { log.withLock { $0.append("refreshFailed") } }
+            }),
+            onReauthenticationRequired: { _ in log.withLock { $0.append("onReauthenticationRequired") } })
+        let results = Results()
+        closure.authorizeConcurrently(3, into: results)
+        await service.started.wait(for: 1)
+        service.completePending(with: .failure(GrantRevoked()))
+        await results.wait(for: 3)
+        #expect(uptimeWhen(timeout: 5) { log.current.count == 2 } != nil)
+        #expect(log.current == ["refreshFailed", "onReauthenticationRequired"])
+    }
+
     @Test func invalidGrantRemovesTheStoredAuthenticationAndCallsTheHandlerOnce() async {
         let service = TokenService(behavior: .hold)
         let store = InMemoryAuthenticationStore(service.authentication("expired", stale: true))

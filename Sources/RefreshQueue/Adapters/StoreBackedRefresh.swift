@@ -61,6 +61,8 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
     let unusable: @Sendable (Authentication) -> RefreshQueueError?
     let onReauthenticationRequired: (@Sendable (any Error) -> Void)?
     let onSaveFailure: @Sendable (any Error) -> Void
+    /// The closure's `onEvent`.
+    let onEvent: (@Sendable (RefreshEvent) -> Void)?
     /// The sessions this process refreshed away, by ``RefreshableAuthentication/sessionIdentity``
     /// (the access token, and the refresh token where the type has one): a store still holding
     /// one of them missed a save, and its refresh token may already have been used.
@@ -111,6 +113,7 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         }
         self.onReauthenticationRequired = onReauthenticationRequired
         onSaveFailure = { onEvent?(.saveFailed(RefreshQueueError.summary(of: $0))) }
+        self.onEvent = onEvent
     }
 
     /// Refreshes `held` as described above, within `budget`.
@@ -177,8 +180,9 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         }
         guard let stored = found else {
             release.unlock()
-            reportSessionEnded(RefreshQueueError.notAuthenticated, identities: [held.sessionIdentity])
+            // The refresh's end (its events) first, then the callback it causes.
             complete(.failure(RefreshQueueError.notAuthenticated))
+            reportSessionEnded(RefreshQueueError.notAuthenticated, identities: [held.sessionIdentity])
             return
         }
         // User code (the tokens) is read before taking the lock. Told apart by refresh token too:
@@ -188,6 +192,7 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
         let storedIsOurs = superseded.withLock { $0.contains(storedIdentity) }
         if storedIdentity != held.sessionIdentity, !storedIsOurs, !stored.isRefreshNeeded {
             release.unlock()
+            onEvent?(.adoptedFromStore)
             complete(.success(stored))
             return
         }
@@ -242,7 +247,10 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
                     if locked { removeIfCurrent() } else { relocked(otherwise: { _ in }, removeIfCurrent) }
                 }
                 owned?.unlock()
+                // The refresh's end (its events) first, then the callback it causes.
+                complete(result)
                 if reauthenticate { reportSessionEnded(error, identities: [held.sessionIdentity, baseIdentity]) }
+                return
             }
             complete(result)
         }

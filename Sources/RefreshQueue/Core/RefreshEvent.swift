@@ -60,6 +60,11 @@ public enum RefreshEvent: Sendable {
     /// The text names the error only by type and code.
     case saveFailed(String)
 
+    /// The refresh found in the store an authentication that another closure or process had
+    /// refreshed meanwhile, and adopted it: no token request was sent. The refresh's end
+    /// (``refreshSucceeded(duration:)``) follows.
+    case adoptedFromStore
+
     /// A request went out unsigned because its origin (`scheme://host:port`) is not among the
     /// allowed origins; reported once for each such origin. `unusableEntries` lists the allowed
     /// origins that name no origin (no scheme or host: `api.spotify.com` for
@@ -99,6 +104,8 @@ extension RefreshEvent: CustomStringConvertible {
             return "refresh refused: \(error)"
         case .saveFailed(let reason):
             return "saving the refreshed authentication failed (\(reason))"
+        case .adoptedFromStore:
+            return "adopted the authentication another process refreshed meanwhile; no token request sent"
         case .requestSentUnsigned(let origin, let unusable):
             let hint =
                 unusable.isEmpty
