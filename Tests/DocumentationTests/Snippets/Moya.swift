@@ -25,8 +25,8 @@ enum MoyaSnippets {
             switch result {
             case .success(let response):
                 handle(response)
-            case .failure(.underlying(RefreshQueueError.notAuthenticated, _)):
-                showLogin()
+            case .failure(.underlying(let error as any RefreshFailure, _)) where error.requiresReauthentication:
+                showLogin()  // nobody is logged in, or the server refused the refresh token (invalid_grant)
             case .failure(let error):
                 show(error)
             }
@@ -73,5 +73,65 @@ enum MoyaSnippets {
         let authentication = RefreshingRequestClosure<MyAuthentication>(
             options: .init(origins: .only(URL(string: "https://api.spotify.com")!)))
         return authentication
+    }
+}
+
+final class RefreshQueueInterceptor: RequestInterceptor {
+    let authentication: RefreshingRequestClosure<MyAuthentication>
+
+    init(authentication: RefreshingRequestClosure<MyAuthentication>) {
+        self.authentication = authentication
+    }
+
+    func adapt(
+        _ urlRequest: URLRequest, for session: Session,
+        completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
+    ) {
+        authentication.authorize(urlRequest, completion: completion)
+    }
+
+    func retry(
+        _ request: Request, for session: Session, dueTo error: any Error,
+        completion: @escaping @Sendable (RetryResult) -> Void
+    ) {
+        guard request.retryCount == 0, let rejected = request.request, let response = request.response,
+            response.statusCode == 401
+        else { return completion(.doNotRetry) }
+        authentication.reauthorize(rejected, response: response) { outcome in
+            switch outcome {
+            case .success: completion(.retry)  // adapt signs the retry with the token held now
+            case .failure(let error): completion(.doNotRetryWithError(error))
+            }
+        }
+    }
+}
+
+/// The app's client of the API: it may be used from any thread, as MoyaProvider may.
+final class SpotifyClient: @unchecked Sendable {
+    let provider: MoyaProvider<SpotifyAPI>
+    let authentication: RefreshingRequestClosure<MyAuthentication>
+
+    init(provider: MoyaProvider<SpotifyAPI>, authentication: RefreshingRequestClosure<MyAuthentication>) {
+        self.provider = provider
+        self.authentication = authentication
+    }
+
+    func requestMe(
+        retryingAfter401: Bool = true, completion: @escaping @Sendable (Result<Response, MoyaError>) -> Void
+    ) {
+        provider.request(.me) { result in
+            if case .success(let response) = result, response.statusCode == 401, retryingAfter401,
+                let rejected = response.request
+            {
+                self.authentication.reauthorize(rejected, response: response.response) { outcome in
+                    switch outcome {
+                    case .success: self.requestMe(retryingAfter401: false, completion: completion)
+                    case .failure(let error): completion(.failure(.underlying(error, response)))
+                    }
+                }
+                return
+            }
+            completion(result)
+        }
     }
 }

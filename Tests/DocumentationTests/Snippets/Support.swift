@@ -84,7 +84,58 @@ final class Endpoint: URLRequestProviding {
     }
 }
 
-final class Response: Sendable {}
+/// Moya's `Response`: the status code, and the request and answer it came from.
+final class Response: Sendable {
+    let statusCode: Int
+    let request: URLRequest?
+    let response: HTTPURLResponse?
+
+    init(statusCode: Int, request: URLRequest?, response: HTTPURLResponse?) {
+        self.statusCode = statusCode
+        self.request = request
+        self.response = response
+    }
+}
+
+// MARK: - Alamofire's shapes (Alamofire 5.10)
+
+/// Alamofire's `Session`: only its place in the interceptor's methods.
+final class Session: Sendable {}
+
+/// Alamofire's `Request`: what the retrier reads of it.
+class Request: @unchecked Sendable {
+    /// How many times it was retried.
+    var retryCount: Int { 0 }
+    /// The last request sent, as adapted.
+    var request: URLRequest? { nil }
+    /// The last answer.
+    var response: HTTPURLResponse? { nil }
+}
+
+/// Alamofire's `RetryResult`.
+enum RetryResult: Sendable {
+    case retry
+    case retryWithDelay(TimeInterval)
+    case doNotRetry
+    case doNotRetryWithError(any Error)
+}
+
+/// Alamofire's `RequestAdapter`.
+protocol RequestAdapter: Sendable {
+    func adapt(
+        _ urlRequest: URLRequest, for session: Session,
+        completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void)
+}
+
+/// Alamofire's `RequestRetrier`.
+protocol RequestRetrier: Sendable {
+    func retry(
+        _ request: Request, for session: Session, dueTo error: any Error,
+        completion: @escaping @Sendable (RetryResult) -> Void)
+}
+
+/// Alamofire's `RequestInterceptor`.
+protocol RequestInterceptor: RequestAdapter, RequestRetrier {}
 
 enum MoyaError: Error {
     case requestMapping(String)
