@@ -38,6 +38,24 @@ struct ErrorSentenceTests {
         Self.expectSentences((error as any Error).localizedDescription)
     }
 
+    /// Linux's Foundation has no text for a URLError made from its code: "(URLError -1004)" was all.
+    @Test(arguments: [
+        (URLError.Code.cannotConnectToHost, "nothing accepted the connection"), (.timedOut, "timed out"),
+        (.notConnectedToInternet, "offline"), (.cannotFindHost, "does not resolve"),
+        (.secureConnectionFailed, "secure connection"), (.unknown, "the network failed"),
+    ])
+    func aTransportFailureSaysWhatHappenedInWords(code: URLError.Code, words: String) {
+        let text = OAuth2Error.transport(URLError(code)).localizedDescription
+        #expect(text.contains(words))
+        #expect(text.contains("URLError \(code.rawValue)"))
+        Self.expectSentences(text)
+    }
+
+    @Test func anInsecureRequestNamesTheProxyVariables() {
+        let text = RefreshQueueError.insecureRequest(host: "proxy.example.test").localizedDescription
+        #expect(text.contains("proxy.example.test") && text.contains("no_proxy") && text.contains("http_proxy"))
+    }
+
     @Test func aDeclinedLoginSaysTheUserDeclined() {
         let text = AuthorizationCodeError.authorizationFailed(error: "access_denied", description: nil)
             .localizedDescription

@@ -77,8 +77,9 @@ extension RefreshQueueError: CustomStringConvertible {
         case .insecureRequest(let host):
             let printable = String(
                 host.unicodeScalars.filter { (0x21...0x7E).contains($0.value) }.map(Character.init).prefix(100))
-            return "The request goes to \(printable) without encryption (http or ws); the token is only sent over "
-                + "https or wss (or to this machine). The request was not signed."
+            return "The request goes to \(printable) without encryption (http or ws), or through a proxy there "
+                + "(http_proxy or all_proxy; no_proxy lists the hosts reached directly); the token is only sent over "
+                + "https or wss, or to this machine directly. The request was not signed."
         }
     }
 }

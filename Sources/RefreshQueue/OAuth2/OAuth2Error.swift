@@ -80,7 +80,8 @@ extension OAuth2Error: CustomStringConvertible, LocalizedError, TokenFreeError {
         case .noRefreshToken:
             return "There is no refresh token; the user needs to log in again."
         case .transport(let error):
-            return "The token endpoint could not be reached (URLError \(error.code.rawValue))."
+            return "The token endpoint could not be reached: \(Self.explanation(of: error.code)) "
+                + "(URLError \(error.code.rawValue)). The refresh is tried again with the next request."
         case .insecureEndpoint(let host):
             return
                 "The token endpoint is not reached over https: the request would reach \"\(Self.printable(host))\" "
@@ -90,6 +91,26 @@ extension OAuth2Error: CustomStringConvertible, LocalizedError, TokenFreeError {
 
     /// The same text as ``description``.
     public var errorDescription: String? { description }
+
+    /// What a transport failure means, in words: Linux's Foundation has no text for an error
+    /// made from its code alone, and the error's own details (which name the URL) are not kept.
+    static func explanation(of code: URLError.Code) -> String {
+        switch code {
+        case .timedOut: return "the request timed out"
+        case .notConnectedToInternet: return "the device is offline"
+        case .networkConnectionLost: return "the connection was lost"
+        case .cannotFindHost, .dnsLookupFailed: return "the server's name does not resolve"
+        case .cannotConnectToHost: return "nothing accepted the connection"
+        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+            .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected,
+            .clientCertificateRequired:
+            return "the secure connection could not be established"
+        case .cancelled: return "the request was cancelled"
+        case .badServerResponse, .cannotParseResponse: return "the server's answer could not be read"
+        case .internationalRoamingOff, .dataNotAllowed, .callIsActive: return "the device may not use the network now"
+        default: return "the network failed"
+        }
+    }
 
     /// At most 40 visible ASCII characters of a server's word, for a log line.
     static func printable(_ text: String) -> String {
