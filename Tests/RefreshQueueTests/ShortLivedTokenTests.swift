@@ -11,7 +11,7 @@ import FoundationNetworking
 
 /// The refresh window stops loops, not refreshes that tokens' lifetimes call for: short-lived
 /// tokens keep working with the default options, however often they expire.
-@Suite("Short-lived tokens and the refresh window", .timeLimit(.minutes(2)))
+@Suite("Short-lived tokens and the refresh window", .timeLimit(.minutes(5)))
 struct ShortLivedTokenTests {
     /// A token of `lifetime` seconds: refresh ahead when half of it is left, needed when a tenth is.
     struct ShortToken: RefreshableAuthentication {
@@ -36,14 +36,17 @@ struct ShortLivedTokenTests {
 
         func refresh() -> Future<ShortToken> {
             refreshes.withLock { $0 += 1 }
-            let next =
-                refreshesStale
-                ? ShortToken(
-                    accessToken: "stale-\(UUID().uuidString)", expiresAt: 0, refreshesStale: true, refreshes: refreshes)
-                : Self.fresh(counting: refreshes)
-            // A token endpoint a few milliseconds away.
-            return Future { complete in
-                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) { complete(.success(next)) }
+            // A token endpoint a few milliseconds away, which issues the token when it answers.
+            return Future { [refreshesStale, refreshes] complete in
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) {
+                    let next =
+                        refreshesStale
+                        ? ShortToken(
+                            accessToken: "stale-\(UUID().uuidString)", expiresAt: 0, refreshesStale: true,
+                            refreshes: refreshes)
+                        : Self.fresh(counting: refreshes)
+                    complete(.success(next))
+                }
             }
         }
 
@@ -77,7 +80,7 @@ struct ShortLivedTokenTests {
 
     /// Measured before: with 1 s tokens and the default window, five refreshes, then every request
     /// refused with `excessiveRefresh`.
-    @Test func oneSecondTokensKeepWorkingWithTheDefaultOptions() {
+    @Test(.exclusive) func oneSecondTokensKeepWorkingWithTheDefaultOptions() {
         let refreshes = Protected(0)
         let closure = RefreshingRequestClosure<ShortToken>(find: { ShortToken.fresh(counting: refreshes) })
         let outcome = Self.drive(closure, threads: 8, seconds: 12)
@@ -88,17 +91,17 @@ struct ShortLivedTokenTests {
         #expect(refreshes.current > RefreshWindow.default.maximumRefreshes)
     }
 
-    @Test func aRefreshThatBringsAStaleTokenIsStoppedWithinTheDefaultWindow() {
+    /// A loop: the stored token needs a refresh, and every refresh brings one that needs another.
+    @Test(.exclusive) func aRefreshThatBringsAStaleTokenIsStoppedWithinTheDefaultWindow() {
         let refreshes = Protected(0)
         let closure = RefreshingRequestClosure<ShortToken>(find: {
-            ShortToken.fresh(stale: true, counting: refreshes)
+            ShortToken(accessToken: "stale", expiresAt: 0, refreshesStale: true, refreshes: refreshes)
         })
         let outcome = Self.drive(closure, threads: 8, seconds: 4)
-        #expect(refreshes.current <= 6)
-        #expect(outcome.signed > 0)  // the token found first, until it needs its first refresh
-        let afterFirst = Self.drive(closure, threads: 8, seconds: 0.5)
-        #expect(afterFirst.signed == 0)
-        #expect(afterFirst.other.isEmpty)
+        #expect(refreshes.current >= 1 && refreshes.current <= 6)
+        #expect(outcome.signed == 0)
+        #expect(outcome.excessive > 0)
+        #expect(outcome.other.isEmpty, "\(outcome.other.prefix(3))")
     }
 
     /// Refreshes at expiry that bring fresh tokens leave the window untouched, however many.
