@@ -27,6 +27,14 @@ struct OAuth2TokenTests {
         #expect(token.expiresAt == received.addingTimeInterval(3600))
     }
 
+    /// RFC 6749 §6: without a new refresh token the old one stays; an empty one is none.
+    @Test(arguments: [#","refresh_token":"""#, "", #","refresh_token":null"#, #","refresh_token":"rt-new""#])
+    func anEmptyOrMissingRefreshTokenKeepsThePreviousOne(field: String) throws {
+        let previous = OAuth2Token(accessToken: "old", refreshToken: "rt-old")
+        let token = try parse(#"{"access_token":"new","token_type":"Bearer"\#(field)}"#, previous: previous)
+        #expect(token.refreshToken == (field.contains("rt-new") ? "rt-new" : "rt-old"))
+    }
+
     @Test func expiresInMayBeAStringOrAbsent() throws {
         #expect(try parse(#"{"access_token":"a","token_type":"Bearer","expires_in":"60"}"#).lifetime == 60)
         let forever = try parse(#"{"access_token":"a","token_type":"Bearer"}"#)
@@ -309,6 +317,14 @@ struct HostileTokenEndpointTests {
         }
         #expect(endpointError.errorDescription == "bad [redacted], [redacted], [redacted]X: 1")
         #expect(!"\(parsed)".contains("345"))
+    }
+
+    /// A percent-encoded secret that ends the text: its last escape is the text's last three bytes.
+    @Test(arguments: ["bad token rt-1234%3D", "bad token rt-1234%3d", "rt-1234%3D", "x rt-1234="])
+    func aSecretThatEndsTheTextPercentEncodedIsRedacted(text: String) {
+        let redaction = SecretRedaction(secrets: ["rt-1234="])
+        #expect(!redaction.redact(text).contains("rt-1234"))
+        #expect(redaction.redact(text).hasSuffix("[redacted]"))
     }
 
     @Test func textWithoutASecretIsKeptByteForByte() {

@@ -100,4 +100,22 @@ struct PKCETests {
             try request.code(fromRedirect: URL(string: "https://evil.test/callback?code=abc&state=the-state")!)
         }
     }
+
+    /// One code is believed; none, an empty one or two (which one would the server have meant?)
+    /// are refused alike.
+    @Test(arguments: [
+        ("code=abc&state=the-state", "abc"), ("code=abc&code=def&state=the-state", nil),
+        ("code=&state=the-state", nil), ("code=abc&code=abc&state=the-state", nil),
+    ] as [(String, String?)])
+    func aRedirectCarryingOtherThanOneCodeIsRefused(query: String, code: String?) throws {
+        let request = try AuthorizationCodeRequest(
+            authorizationEndpoint: URL(string: "https://a.test/authorize")!, clientID: "c",
+            redirectURI: "myapp://callback", state: "the-state", codeVerifier: String(repeating: "v", count: 43))
+        let redirect = URL(string: "myapp://callback?\(query)")!
+        if let code {
+            #expect(try request.code(fromRedirect: redirect) == code)
+        } else {
+            #expect(throws: AuthorizationCodeError.missingCode) { try request.code(fromRedirect: redirect) }
+        }
+    }
 }
