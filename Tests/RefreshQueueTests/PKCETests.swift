@@ -103,10 +103,11 @@ struct PKCETests {
 
     /// One code is believed; none, an empty one or two (which one would the server have meant?)
     /// are refused alike.
-    @Test(arguments: [
-        ("code=abc&state=the-state", "abc"), ("code=abc&code=def&state=the-state", nil),
-        ("code=&state=the-state", nil), ("code=abc&code=abc&state=the-state", nil),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("code=abc&state=the-state", "abc"), ("code=abc&code=def&state=the-state", nil),
+            ("code=&state=the-state", nil), ("code=abc&code=abc&state=the-state", nil),
+        ] as [(String, String?)])
     func aRedirectCarryingOtherThanOneCodeIsRefused(query: String, code: String?) throws {
         let request = try AuthorizationCodeRequest(
             authorizationEndpoint: URL(string: "https://a.test/authorize")!, clientID: "c",
