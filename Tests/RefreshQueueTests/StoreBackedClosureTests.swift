@@ -39,6 +39,19 @@ struct StoreBackedClosureTests {
         #expect(service.refreshCount == 0)
     }
 
+    /// What another process saved is adopted only while it does not need a refresh itself: one
+    /// that does is refreshed, from what the store holds.
+    @Test func aTokenAnotherProcessSavedThatAlreadyNeedsARefreshIsRefreshedNotAdopted() async throws {
+        let service = TokenService()
+        let store = ScriptedStore([
+            service.authentication("expired", stale: true), service.authentication("also-expired", stale: true),
+        ])
+        let closure = Closure(store: store)
+        let signed = try await closure.authorize(makeRequest())
+        #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer token-1")
+        #expect(service.refreshedFrom == ["also-expired"])
+    }
+
     /// The log tells another process's refresh from one at the server, and the adoption comes
     /// before the refresh's end.
     @Test func anAdoptedTokenIsReportedAsAdoptedFromTheStore() async throws {
