@@ -187,6 +187,40 @@ struct FileAuthenticationStoreLockTests {
         #expect(grantedAt >= unlockedAt)
     }
 
+    #if os(Linux)
+    /// A waiter's `flock` on a lock file that was deleted and created anew meanwhile, by someone
+    /// who now holds the new file's lock, protects nothing: the waiter must not be granted the
+    /// lock while that holder has it.
+    @Test(.exclusive) func aLockOnALockFileReplacedMeanwhileIsNotGrantedWhileTheNewFileIsHeld() async throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let store = try Store(fileURL: directory.file("auth.json"))
+        let lockPath = store.lockFileURL.path
+        let first = try store.lock(timeout: 0)
+        let waiter = Task {
+            await onAThreadOfItsOwn { Result { try store.lock(timeout: 1.5) } }
+        }
+        // The waiter has opened the old lock file: two descriptors of this process name it.
+        let opened = uptimeWhen(timeout: 10) { Self.openDescriptors(naming: lockPath) >= 2 }
+        try #require(opened != nil)
+        // The file is replaced, and the new one locked by another holder; then the old lock goes.
+        #expect(unlink(lockPath) == 0)
+        let second = try store.lock(timeout: 0)
+        first.unlock()
+        let outcome = await waiter.value
+        #expect(throws: AuthenticationStoreError.lockTimedOut(after: 1.5)) { try outcome.get().unlock() }
+        second.unlock()
+    }
+
+    /// How many of this process's descriptors are open on the file at `path`.
+    private static func openDescriptors(naming path: String) -> Int {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return entries.filter {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == path
+        }.count
+    }
+    #endif
+
     // MARK: - Other processes
 
     // `Process` does not exist on iOS, tvOS and watchOS.
