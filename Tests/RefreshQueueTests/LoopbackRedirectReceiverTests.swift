@@ -15,7 +15,7 @@ import Darwin
 #endif
 
 /// A command-line tool's login: the browser comes back to a listener on this machine.
-@Suite("Loopback redirect receiver", .timeLimit(.minutes(1)))
+@Suite("Loopback redirect receiver", .timeLimit(.minutes(3)))
 struct LoopbackRedirectReceiverTests {
     private static func login(_ receiver: LoopbackRedirectReceiver) -> AuthorizationCodeRequest {
         AuthorizationCodeRequest(
@@ -23,12 +23,16 @@ struct LoopbackRedirectReceiverTests {
             redirectURI: receiver.redirectURI)
     }
 
+    /// One session for every visit: a session per request leaks its threads on Linux.
+    private static let session = URLSession(configuration: .ephemeral)
+
     /// What a browser gets for `url`: status and body.
     private static func visit(_ url: String, method: String = "GET") async throws -> (Int, String) {
         var request = URLRequest(url: URL(string: url)!)
         request.httpMethod = method
-        request.timeoutInterval = 10
-        let (data, response) = try await URLSession(configuration: .ephemeral).data(for: request)
+        // Generous: under a full test run the global pool may be busy for seconds.
+        request.timeoutInterval = 60
+        let (data, response) = try await session.data(for: request)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
     }
 
@@ -50,7 +54,7 @@ struct LoopbackRedirectReceiverTests {
     @Test func theCallbackGivesTheCodeAndThePageSaysTheWindowMayBeClosed() async throws {
         let receiver = try LoopbackRedirectReceiver()
         let login = Self.login(receiver)
-        let code = Task { try await receiver.code(for: login, timeout: 20) }
+        let code = Task { try await receiver.code(for: login, timeout: 120) }
         // A stray request first (a browser's favicon): 404, and the wait goes on.
         let (faviconStatus, _) = try await Self.visit("http://127.0.0.1:\(receiver.port)/favicon.ico")
         #expect(faviconStatus == 404)
@@ -68,7 +72,7 @@ struct LoopbackRedirectReceiverTests {
     @Test func aRedirectWithAnotherStateFailsThePageAndTheCall() async throws {
         let receiver = try LoopbackRedirectReceiver()
         let login = Self.login(receiver)
-        let code = Task { try await receiver.code(for: login, timeout: 20) }
+        let code = Task { try await receiver.code(for: login, timeout: 120) }
         let (status, page) = try await Self.visit("\(receiver.redirectURI)?code=forged&state=not-\(login.state)")
         #expect(status == 400)
         #expect(page.contains("did not complete"))
@@ -78,7 +82,7 @@ struct LoopbackRedirectReceiverTests {
     @Test func aDeclinedLoginFailsWithTheServersError() async throws {
         let receiver = try LoopbackRedirectReceiver()
         let login = Self.login(receiver)
-        let code = Task { try await receiver.code(for: login, timeout: 20) }
+        let code = Task { try await receiver.code(for: login, timeout: 120) }
         _ = try await Self.visit("\(receiver.redirectURI)?error=access_denied&state=\(login.state)")
         await #expect(throws: AuthorizationCodeError.authorizationFailed(error: "access_denied", description: nil)) {
             try await code.value
@@ -88,7 +92,7 @@ struct LoopbackRedirectReceiverTests {
     @Test func aPostToTheCallbackIsRefusedAndTheWaitGoesOn() async throws {
         let receiver = try LoopbackRedirectReceiver()
         let login = Self.login(receiver)
-        let code = Task { try await receiver.code(for: login, timeout: 20) }
+        let code = Task { try await receiver.code(for: login, timeout: 120) }
         let (postStatus, _) = try await Self.visit(
             "\(receiver.redirectURI)?code=c&state=\(login.state)", method: "POST")
         #expect(postStatus == 405)
@@ -99,10 +103,11 @@ struct LoopbackRedirectReceiverTests {
     @Test func aRequestHeadLargerThanEightKibibytesIsRefusedAndTheWaitGoesOn() async throws {
         let receiver = try LoopbackRedirectReceiver()
         let login = Self.login(receiver)
-        let code = Task { try await receiver.code(for: login, timeout: 20) }
+        let code = Task { try await receiver.code(for: login, timeout: 120) }
         var huge = URLRequest(url: URL(string: "\(receiver.redirectURI)?code=c&state=\(login.state)")!)
         huge.setValue(String(repeating: "a", count: 9_000), forHTTPHeaderField: "X-Padding")
-        let (_, response) = try await URLSession(configuration: .ephemeral).data(for: huge)
+        huge.timeoutInterval = 60
+        let (_, response) = try await Self.session.data(for: huge)
         #expect((response as? HTTPURLResponse)?.statusCode == 431)
         _ = try await Self.visit("\(receiver.redirectURI)?code=c3&state=\(login.state)")
         #expect(try await code.value == "c3")
@@ -135,7 +140,7 @@ struct LoopbackRedirectReceiverTests {
         }
         #expect(receiver.redirectURI == "http://[::1]:\(receiver.port)/callback")
         let login = Self.login(receiver)
-        let code = Task { try await receiver.code(for: login, timeout: 20) }
+        let code = Task { try await receiver.code(for: login, timeout: 120) }
         // Linux's URLSession does not take an IPv6 literal: a browser of bytes, on a socket.
         let answer = await onAThreadOfItsOwn {
             Self.rawGetOverIPv6(port: receiver.port, target: "/callback?code=six&state=\(login.state)")
@@ -176,6 +181,9 @@ struct LoopbackRedirectReceiverTests {
         #endif
         guard descriptor >= 0 else { return "" }
         defer { close(descriptor) }
+        // A receiver that never answers fails the test instead of hanging it.
+        var limit = timeval(tv_sec: 60, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in6()
         address.sin6_family = sa_family_t(AF_INET6)
         address.sin6_port = port.bigEndian
