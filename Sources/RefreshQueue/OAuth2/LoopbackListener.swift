@@ -26,45 +26,40 @@ enum LoopbackListener {
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         let flags = fcntl(descriptor, F_GETFL, 0)
         _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
-        let bound: Int32
-        var port: UInt16 = 0
+        let port: UInt16?
         switch address {
         case .ipv4:
             var socketAddress = sockaddr_in()
             socketAddress.sin_family = sa_family_t(AF_INET)
             socketAddress.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-            bound = withUnsafePointer(to: &socketAddress) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            if bound == 0 {
-                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-                _ = withUnsafeMutablePointer(to: &socketAddress) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-                }
-                port = UInt16(bigEndian: socketAddress.sin_port)
-            }
+            port = bind(descriptor, to: socketAddress) { UInt16(bigEndian: $0.sin_port) }
         case .ipv6:
             var socketAddress = sockaddr_in6()
             socketAddress.sin6_family = sa_family_t(AF_INET6)
             socketAddress.sin6_addr = in6addr_loopback
-            bound = withUnsafePointer(to: &socketAddress) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-                }
-            }
-            if bound == 0 {
-                var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-                _ = withUnsafeMutablePointer(to: &socketAddress) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-                }
-                port = UInt16(bigEndian: socketAddress.sin6_port)
-            }
+            port = bind(descriptor, to: socketAddress) { UInt16(bigEndian: $0.sin6_port) }
         }
-        guard bound == 0, listen(descriptor, 8) == 0 else { throw LoopbackRedirectError.listenFailed(errno: errno) }
+        guard let port, listen(descriptor, 8) == 0 else { throw LoopbackRedirectError.listenFailed(errno: errno) }
         keep = true
         return (descriptor, port)
+    }
+
+    /// Binds `descriptor` to `address` (a `sockaddr_in` or `sockaddr_in6`, port 0) and returns
+    /// the port the system picked, read by `port` from the bound address; `nil` when it fails.
+    private static func bind<Address>(
+        _ descriptor: Int32, to address: Address, port: (Address) -> UInt16
+    ) -> UInt16? {
+        var address = address
+        let size = socklen_t(MemoryLayout<Address>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glue.bind(descriptor, $0, size) }
+        }
+        guard bound == 0 else { return nil }
+        var length = size
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return port(address)
     }
 
     /// A connection accepted within `seconds`, or `nil`.
@@ -143,7 +138,7 @@ enum LoopbackListener {
     }
 }
 
-/// The C calls whose Swift names clash with this package's own (`send`, `accept`, `shutdown`).
+/// The C calls whose Swift names clash with this package's own (`send`, `accept`, `bind`, `shutdown`).
 private enum Glue {
     static func accept(_ listener: Int32) -> Int32 {
         #if canImport(Darwin)
@@ -162,6 +157,16 @@ private enum Glue {
         return Musl.send(descriptor, bytes, count, Int32(MSG_NOSIGNAL))
         #else
         return Glibc.send(descriptor, bytes, count, Int32(MSG_NOSIGNAL))
+        #endif
+    }
+
+    static func bind(_ descriptor: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
+        #if canImport(Darwin)
+        return Darwin.bind(descriptor, address, length)
+        #elseif canImport(Musl)
+        return Musl.bind(descriptor, address, length)
+        #else
+        return Glibc.bind(descriptor, address, length)
         #endif
     }
 
