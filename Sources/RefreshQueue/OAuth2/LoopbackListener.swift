@@ -32,11 +32,17 @@ enum LoopbackListener {
             var socketAddress = sockaddr_in()
             socketAddress.sin_family = sa_family_t(AF_INET)
             socketAddress.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+            #if canImport(Darwin)
+            socketAddress.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
+            #endif
             port = bind(descriptor, to: socketAddress) { UInt16(bigEndian: $0.sin_port) }
         case .ipv6:
             var socketAddress = sockaddr_in6()
             socketAddress.sin6_family = sa_family_t(AF_INET6)
             socketAddress.sin6_addr = in6addr_loopback
+            #if canImport(Darwin)
+            socketAddress.sin6_len = UInt8(MemoryLayout<sockaddr_in6>.size)
+            #endif
             port = bind(descriptor, to: socketAddress) { UInt16(bigEndian: $0.sin6_port) }
         }
         guard let port, listen(descriptor, 8) == 0 else { throw LoopbackRedirectError.listenFailed(errno: errno) }
