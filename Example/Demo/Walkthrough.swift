@@ -152,11 +152,12 @@ struct Walkthrough {
             redirectURI: receiver.redirectURI, scope: "user-read-private")
         timeline.log("loopback login: redirect URI \(receiver.redirectURI); the browser opens the login page")
         let code = Task { try await receiver.code(for: login, timeout: 30) }
+        // Whatever goes wrong on the browser's side, the listener does not wait on.
+        defer { receiver.close() }
         let (_, response) = try await session.response(to: URLRequest(url: login.url))
         guard let http = response as? HTTPURLResponse, http.statusCode == 302,
             let location = http.value(forHTTPHeaderField: "Location").flatMap(URL.init(string:))
         else {
-            code.cancel()
             throw ExampleError.authorization("expected a redirect from /authorize")
         }
         let (page, _) = try await session.response(to: URLRequest(url: location))

@@ -108,6 +108,22 @@ struct BackgroundActivitiesTests {
         later.end()
     }
 
+    /// The locks go before the time: the system may suspend the app as soon as the parked block
+    /// returns, so every `onExpiry` has run by then.
+    @Test func everyExpiryRunsBeforeTheParkedThreadIsLetGo() {
+        let system = FakeSystem()
+        let activities = BackgroundActivities(system: system)
+        let parkedAtExpiry = Protected([Int]())
+        let begun = (0..<2).map { _ in
+            activities.begin(reason: "refresh", onExpiry: { parkedAtExpiry.withLock { $0.append(system.parked) } })
+        }
+        #expect(system.waitUntilParked(1))
+        system.expireNewest()
+        #expect(parkedAtExpiry.current == [1, 1])
+        #expect(system.waitUntilParked(0))
+        for activity in begun { activity.end() }
+    }
+
     @Test func anExpiryAfterEveryActivityEndedExpiresNothing() {
         let system = FakeSystem()
         let activities = BackgroundActivities(system: system)

@@ -70,16 +70,20 @@ struct FollowedRedirectTests {
         #expect(server.requests.count == 2)
     }
 
-    @Test func aPostThatLandedElsewhereIsNotSentThereAgain() async throws {
+    /// A POST the session redirected (a 303 may have made it a GET) is not sent again, and its
+    /// 401, for a request that had lost the token on the way, starts no refresh.
+    @Test func aPostThatLandedElsewhereIsNotSentThereAgainNorRefreshes() async throws {
         let server = try Self.server()
         defer { server.stop() }
         let service = TokenService()
         var request = URLRequest(url: server.baseURL.appendingPathComponent("me"))
         request.httpMethod = "POST"
         request.httpBody = Data("body".utf8)
-        _ = try await Self.closure(service).data(
+        let (_, response) = try await Self.closure(service).data(
             for: request, using: Self.appleLikeSession, sessionFollowsRedirects: true)
+        #expect((response as? HTTPURLResponse)?.statusCode == 401)
         #expect(!server.requests.dropFirst().contains { $0.path == "/v1/me" && $0.headers["authorization"] != nil })
+        #expect(service.refreshCount == 0)
     }
 
     @Test func aGetThatLandedOnAnotherOriginGetsNoToken() async throws {

@@ -69,14 +69,36 @@ struct LoopbackRedirectReceiverTests {
         }
     }
 
-    @Test func aRedirectWithAnotherStateFailsThePageAndTheCall() async throws {
+    /// A redirect with another state (a page probing loopback ports, an old tab) gets the failure
+    /// page, but cannot end the wait: the real redirect still logs in.
+    @Test func aRedirectWithAnotherStateFailsItsPageButNotTheLogin() async throws {
         let receiver = try LoopbackRedirectReceiver()
         let login = Self.login(receiver)
         let code = Task { try await receiver.code(for: login, timeout: 120) }
         let (status, page) = try await Self.visit("\(receiver.redirectURI)?code=forged&state=not-\(login.state)")
         #expect(status == 400)
         #expect(page.contains("did not complete"))
-        await #expect(throws: AuthorizationCodeError.stateMismatch) { try await code.value }
+        let (realStatus, _) = try await Self.visit("\(receiver.redirectURI)?code=real&state=\(login.state)")
+        #expect(realStatus == 200)
+        #expect(try await code.value == "real")
+    }
+
+    @Test func closingTheReceiverEndsTheWaitAndAFirstCallAfterItIsRefused() async throws {
+        let receiver = try LoopbackRedirectReceiver()
+        let waiting = Task { try await receiver.code(for: Self.login(receiver), timeout: 120) }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        receiver.close()
+        // Cancelled while it waited; or refused, should the task have been late to start waiting.
+        await #expect {
+            try await waiting.value
+        } throws: { error in
+            error is CancellationError || (error as? LoopbackRedirectError) == .alreadyUsed
+        }
+        let closed = try LoopbackRedirectReceiver()
+        closed.close()
+        await #expect(throws: LoopbackRedirectError.alreadyUsed) {
+            _ = try await closed.code(for: Self.login(closed), timeout: 1)
+        }
     }
 
     @Test func aDeclinedLoginFailsWithTheServersError() async throws {

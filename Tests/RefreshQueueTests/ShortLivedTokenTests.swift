@@ -185,3 +185,58 @@ struct ShortLivedTokenTests {
         #expect(issued.current.count == 8)
     }
 }
+
+/// What the window does not count, it must not let loop: refreshes ahead whose results recommend
+/// a refresh on arrival, and refusal episodes that follow one another.
+@Suite("Loops the window does not count", .timeLimit(.minutes(1)))
+struct UncountedLoopTests {
+    /// A leeway as long as the lifetime: every refreshed token recommends a refresh on arrival.
+    /// Each request would start another refresh ahead; they wait 1 s, 2 s, 4 s … instead.
+    @Test func refreshesAheadWhoseResultsRecommendARefreshBackOff() async throws {
+        let service = TokenService()
+        service.setBehavior(
+            .custom { _ in Future(value: service.authentication("again-\(service.refreshCount)", recommended: true)) })
+        service.store(service.authentication("first", recommended: true))
+        let clock = ManualClock()
+        let events = EventLog()
+        let closure = Closure.make(service, events: events, clock: clock)
+        for _ in 0..<20 {
+            _ = try await closure.authorize(makeRequest())
+            await events.wait(forEventStartingWith: "refresh succeeded", count: events.count("refresh ahead started"))
+        }
+        #expect(events.count("refresh ahead started") == 1)
+        clock.advance(by: 1)
+        for _ in 0..<20 {
+            _ = try await closure.authorize(makeRequest())
+            await events.wait(forEventStartingWith: "refresh succeeded", count: events.count("refresh ahead started"))
+        }
+        #expect(events.count("refresh ahead started") == 2)
+        clock.advance(by: 1)
+        _ = try await closure.authorize(makeRequest())
+        #expect(events.count("refresh ahead started") == 2)
+        clock.advance(by: 1)
+        _ = try await closure.authorize(makeRequest())
+        #expect(events.count("refresh ahead started") == 3)
+    }
+
+    /// Each episode of refusals is reported: once the window had room again, a later loop's
+    /// refusal is news.
+    @Test func aSecondEpisodeOfRefusalsIsReportedAgain() async throws {
+        let service = TokenService(behavior: .stale)
+        service.store(service.authentication("expired", stale: true))
+        let clock = ManualClock()
+        let events = EventLog()
+        let closure = Closure.make(
+            service, refreshWindow: RefreshWindow(maximumRefreshes: 2, interval: 30), events: events, clock: clock)
+        for _ in 1...4 {
+            await #expect(throws: RefreshQueueError.excessiveRefresh) { try await closure.authorize(makeRequest()) }
+        }
+        #expect(events.count("refresh refused") == 1)
+        clock.advance(by: 30)
+        for _ in 1...4 {
+            await #expect(throws: RefreshQueueError.excessiveRefresh) { try await closure.authorize(makeRequest()) }
+        }
+        #expect(events.count("refresh refused") == 2)
+        #expect(service.refreshCount == 4)
+    }
+}

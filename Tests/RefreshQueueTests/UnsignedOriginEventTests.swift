@@ -68,6 +68,16 @@ struct UnsignedOriginEventTests {
         #expect(Self.unsignedEvents(events).isEmpty)
     }
 
+    /// `user:password@api.example.test` without a scheme reads as scheme `user`: nothing of it is shown.
+    @Test func anEntryWithAnAtSignAndNoHostShowsNothingOfIt() async throws {
+        let events = EventLog()
+        let closure = Self.closure(.only(URL(string: "user:pw-secret-0123@api.example.test")!), events: events)
+        _ = try await closure.authorize(URLRequest(url: URL(string: "https://api.example.test/")!))
+        let text = events.descriptions.joined(separator: "\n")
+        #expect(text.contains("went out unsigned"))
+        #expect(!text.contains("pw-secret-0123"))
+    }
+
     @Test func anUnusableEntryIsShownWithoutItsUserPartOrQuery() async throws {
         let events = EventLog()
         let closure = Self.closure(

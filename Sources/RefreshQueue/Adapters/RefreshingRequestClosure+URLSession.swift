@@ -48,7 +48,10 @@ extension RefreshingRequestClosure {
     /// follows redirects itself, as its delegate allows, and Apple's URLSession then drops
     /// `Authorization`, even within the origin. A `GET` or `HEAD` answered 401 at the end of such
     /// a redirect within the request's origin is sent once more to where it landed, signed with
-    /// the token held now, without a refresh; a 401 there is then handled as above.
+    /// the token held now, without a refresh; a 401 there is then handled as above. The hops the
+    /// session followed cannot be seen: a chain that left the origin and came back to it is
+    /// signed there too. Any other 401 where the session's redirects landed is returned as it is,
+    /// without a refresh: the token did not reach the server.
     ///
     /// - Throws: A ``RefreshQueueError`` when the request could not be signed, the error a refresh
     ///   it waited for failed with (an ``OAuth2Error``, a store's error, or your `refresh()`'s),
@@ -98,7 +101,12 @@ extension RefreshingRequestClosure {
                 outgoing = staysWithToken ? try await authorize(next) : next
                 continue
             }
-            guard http.statusCode == 401, !retried, carriesToken(outgoing), outgoing.httpBodyStream == nil else {
+            // A 401 where the session's own redirects landed came for a request without the token
+            // (Apple's URLSession dropped it): no reason to blame the token, nor to refresh.
+            let landedElsewhere = sessionFollowsRedirects && http.url != nil && http.url != outgoing.url
+            guard http.statusCode == 401, !retried, !landedElsewhere, carriesToken(outgoing),
+                outgoing.httpBodyStream == nil
+            else {
                 return (data, response)
             }
             retried = true

@@ -87,7 +87,9 @@ public struct AllowedOrigins: Sendable, Equatable {
         components.password = nil
         components.query = nil
         components.fragment = nil
-        return components.string ?? "(a URL)"
+        // Without a host, `user:password@…` reads as a scheme and a path: nothing is shown then.
+        guard let text = components.string, !text.contains("@") else { return "(a URL with an @ and no host)" }
+        return text
     }
 
     /// `scheme://host:port` of `url` when it has an origin that these do not allow; `nil`

@@ -61,8 +61,9 @@ public enum RefreshEvent: Sendable {
     case saveFailed(String)
 
     /// The refresh found in the store an authentication that another closure or process had
-    /// refreshed meanwhile, and adopted it: no token request was sent. The refresh's end
-    /// (``refreshSucceeded(duration:)``) follows.
+    /// refreshed meanwhile, and adopted it: no token request was sent. The refresh's end follows
+    /// (``refreshSucceeded(duration:)``, or ``lateRefreshAdopted(duration:)`` for a refresh its
+    /// waiters stopped waiting for; nothing after an `invalidate()` or `adopt(_:)` meanwhile).
     case adoptedFromStore
 
     /// A request went out unsigned because its origin (`scheme://host:port`) is not among the

@@ -10,7 +10,11 @@ import Foundation
 /// - a refreshed token that the server rejects (a 401 handed to `reauthorize`) while it does not
 ///   need a refresh yet; one that expired on its way is no loop;
 /// - a refresh the server refused (any failure but a transport error: `URLError`, offline, timed
-///   out, DNS, so that a phone that was offline is not locked out once it is back online).
+///   out, DNS, so that a phone that was offline is not locked out once it is back online; a store
+///   that cannot be read now, or whose lock another process holds, is no refusal either).
+///
+/// A refresh whose result already recommends a refresh is no sign, but the next refresh ahead
+/// then waits, 1 s and longer after each such result, up to a minute.
 ///
 /// Refreshes that tokens' lifetimes call for, at expiry or ahead of it, are not counted: tokens
 /// that live a second keep working. Once the window holds `maximumRefreshes` signs, requests that

@@ -387,6 +387,8 @@ extension RefreshingRequestClosure {
     static func isTransportError(_ error: any Error) -> Bool {
         // A store the device keeps locked is no reason to count the refresh against the window.
         if case RefreshQueueError.authenticationUnreadable = error { return true }
+        // Nor is a store lock another process holds: nobody refused anything.
+        if case AuthenticationStoreError.lockTimedOut = error { return true }
         return RefreshFailureMeaning.isTransportFailure(error)
     }
 }

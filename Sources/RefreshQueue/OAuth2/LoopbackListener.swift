@@ -15,10 +15,12 @@ enum LoopbackListener {
     /// A listening socket on `address`, on a port the system picks, and that port.
     static func open(_ address: LoopbackRedirectReceiver.Address) throws -> (Int32, UInt16) {
         let family = address == .ipv4 ? AF_INET : AF_INET6
-        #if canImport(Darwin)
-        let descriptor = socket(family, SOCK_STREAM, 0)
-        #else
+        #if canImport(Glibc)
         let descriptor = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #elseif canImport(Musl)
+        let descriptor = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0)
+        #else
+        let descriptor = socket(family, SOCK_STREAM, 0)
         #endif
         guard descriptor >= 0 else { throw LoopbackRedirectError.listenFailed(errno: errno) }
         var keep = false
@@ -73,7 +75,11 @@ enum LoopbackListener {
         var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
         guard poll(&entry, 1, Int32(saturating: seconds * 1000)) > 0 else { return nil }
         let connection = Glue.accept(listener)
-        guard connection >= 0 else { return nil }
+        guard connection >= 0 else {
+            // Out of descriptors (EMFILE), say: the listener stays readable, so pause rather than spin.
+            _ = poll(nil, 0, 50)
+            return nil
+        }
         _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
         let flags = fcntl(connection, F_GETFL, 0)
         _ = fcntl(connection, F_SETFL, flags | O_NONBLOCK)
@@ -84,8 +90,11 @@ enum LoopbackListener {
         return connection
     }
 
-    /// The request head that `connection` sends before `deadline`, at most `limit` bytes.
-    static func readHead(_ connection: Int32, limit: Int, until deadline: DispatchTime) -> LoopbackHead {
+    /// The request head that `connection` sends before `deadline`, at most `limit` bytes; given
+    /// up as unreadable as soon as `stop` says so (it is asked at least every 200 ms).
+    static func readHead(
+        _ connection: Int32, limit: Int, until deadline: DispatchTime, unless stop: () -> Bool
+    ) -> LoopbackHead {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 2048)
         var searched = 0
@@ -101,10 +110,10 @@ enum LoopbackListener {
             }
             guard received.count <= limit else { return .tooLarge }
             let now = DispatchTime.now()
-            guard now < deadline else { return .unreadable }
+            guard now < deadline, !stop() else { return .unreadable }
             let milliseconds = Int32(saturating: Double(deadline.uptimeNanoseconds - now.uptimeNanoseconds) / 1e6)
             var entry = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
-            guard poll(&entry, 1, max(1, milliseconds)) > 0 else { continue }
+            guard poll(&entry, 1, min(200, max(1, milliseconds))) > 0 else { continue }
             let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
             if count > 0 {
                 received += buffer[..<count]
@@ -133,7 +142,8 @@ enum LoopbackListener {
         }
     }
 
-    /// Wakes a thread polling `descriptor`; the descriptor stays allocated until ``release(_:)``.
+    /// Stops `descriptor` listening where the system allows it (a thread polling it also looks
+    /// every 200 ms whether it should stop); the descriptor stays allocated until ``release(_:)``.
     static func shutDown(_ descriptor: Int32) {
         _ = Glue.shutdown(descriptor)
     }

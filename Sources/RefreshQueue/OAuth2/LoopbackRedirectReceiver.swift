@@ -26,12 +26,13 @@ import Darwin
 /// let token = try await client.exchange(code: code, for: login)
 /// ```
 ///
-/// It answers exactly one `GET` of its callback path: with a short page telling the user that
-/// the window may be closed, and the code (or why there is none, an ``AuthorizationCodeError``
-/// such as a `state` that does not match) goes to the caller. Anything else gets a 404 and the
-/// wait goes on; a request whose head is larger than 8 KiB, or that does not arrive within
-/// 10 seconds of its connection, is dropped. Then the listener closes. One receiver serves one
-/// login.
+/// It answers exactly one `GET` of its callback path that carries the login's `state`: with a
+/// short page telling the user that the window may be closed, and the code (or why there is
+/// none, an ``AuthorizationCodeError`` such as `access_denied`) goes to the caller. A redirect
+/// with another `state` gets a page saying the login did not complete, and the wait goes on, so
+/// that no other page can end it; anything else gets a 404 (a 431 for a head larger than
+/// 8 KiB). Connections are served one at a time, and one that sends no request within
+/// 10 seconds is dropped. Then the listener closes. One receiver serves one login.
 public final class LoopbackRedirectReceiver: Sendable {
     /// The loopback address to listen on.
     public enum Address: Sendable {
@@ -94,10 +95,10 @@ public final class LoopbackRedirectReceiver: Sendable {
     /// - Parameters:
     ///   - login: The request whose URL the user opened, with this receiver's ``redirectURI``.
     ///   - timeout: How long the user has to log in, 5 minutes by default.
-    /// - Throws: An ``AuthorizationCodeError`` when the redirect carries no code for `login`
-    ///   (the user declined, a `state` that does not match); ``LoopbackRedirectError/timedOut``;
-    ///   ``LoopbackRedirectError/alreadyUsed`` on a second call; `CancellationError` when the
-    ///   task is cancelled (the listener is closed then).
+    /// - Throws: An ``AuthorizationCodeError`` when the redirect for `login` carries no code (the
+    ///   user declined); ``LoopbackRedirectError/timedOut``; ``LoopbackRedirectError/alreadyUsed``
+    ///   on a second call or after ``close()``; `CancellationError` when the task is cancelled or
+    ///   ``close()`` is called meanwhile (the listener is closed then).
     public func code(for login: AuthorizationCodeRequest, timeout: TimeInterval = 300) async throws -> String {
         let started = state.withLock { state -> Bool in
             guard case .ready = state else { return false }
@@ -110,7 +111,8 @@ public final class LoopbackRedirectReceiver: Sendable {
             try await withCheckedThrowingContinuation { continuation in
                 let thread = Thread { [self] in
                     let result = Result { try serve(login, until: deadline) }
-                    // Closed under the lock that `close()` shuts it down under: never both at once.
+                    // Marked closed under the lock that `close()` shuts the listener down under, and
+                    // only then released: a shutdown never meets a descriptor number reused meanwhile.
                     state.withLock { $0 = .closed }
                     LoopbackListener.release(listener)
                     continuation.resume(with: result)
@@ -152,9 +154,11 @@ public final class LoopbackRedirectReceiver: Sendable {
             guard DispatchTime.now() < deadline else { throw LoopbackRedirectError.timedOut }
             guard let connection = LoopbackListener.accept(listener, waitingAtMost: 0.2) else { continue }
             defer { LoopbackListener.release(connection) }
+            guard !isClosed else { throw CancellationError() }
             let head = LoopbackListener.readHead(
                 connection, limit: Self.maximumRequestHead,
-                until: min(deadline, DispatchTime.after(seconds: Self.connectionDeadline)))
+                until: min(deadline, DispatchTime.after(seconds: Self.connectionDeadline)),
+                unless: { [self] in isClosed })
             switch LoopbackCallbackRequest(head: head, path: path) {
             case .callback(let target):
                 do {
@@ -162,6 +166,10 @@ public final class LoopbackRedirectReceiver: Sendable {
                     let code = try login.code(fromRedirect: redirect)
                     LoopbackListener.send(LoopbackCallbackRequest.page(loggedIn: true), to: connection)
                     return code
+                } catch AuthorizationCodeError.stateMismatch {
+                    // Not this login's redirect (a page probing loopback ports, an old tab): it
+                    // cannot end the wait, or any page could fail the real login.
+                    LoopbackListener.send(LoopbackCallbackRequest.page(loggedIn: false), to: connection)
                 } catch {
                     LoopbackListener.send(LoopbackCallbackRequest.page(loggedIn: false), to: connection)
                     throw error

@@ -135,8 +135,9 @@ final class BackgroundActivities: Sendable {
             return holders.sorted { $0.key < $1.key }.map(\.value)
         }
         guard let expired else { return }
-        grant.release()
+        // The locks go first: the system may suspend the app as soon as the grant's block returns.
         for onExpiry in expired { onExpiry() }
+        grant.release()
     }
 }
 

@@ -49,9 +49,16 @@ extension RefreshStateMachine {
             }
             lastAdoptedAttempt = id
             generations &+= 1
+            let aheadFailures = credential?.aheadFailures ?? 0
             if let old = credential { actions.displaced.append(old.value) }
             credential = Held(value: value, generation: generations, epoch: epoch)
             credential?.issuedByRefresh = true
+            if freshness == .recommended {
+                // Recommends a refresh on arrival (a leeway as long as the lifetime, a clock off):
+                // refreshing ahead again at once would loop, so the next one waits, longer each time.
+                credential?.aheadFailures = aheadFailures
+                backOffAhead(requiresReauthentication: false, now: now)
+            }
             dropApproval(into: &actions)
             if freshness == .needed {
                 // Stale on arrival: waiters fail rather than refresh again (no refresh storm), and
@@ -78,8 +85,9 @@ extension RefreshStateMachine {
             if !onTime { settleProbesAfresh(takeProbes(), into: &actions) }
         case .failed(let failure):
             let error = failure.answer
-            // Refused by the server: trying again at once is a loop. An offline device retrying is not.
-            if !failure.isTransport { countAgainstWindow(now: now) }
+            // Refused by the server: trying again at once is a loop. An offline device retrying is
+            // not, nor is a refresh given up or of a login replaced meanwhile, which nobody retries.
+            if !failure.isTransport, onTime, attempt.epoch == epoch { countAgainstWindow(now: now) }
             if let delay = failure.retryAfter, delay > 0 {
                 if let old = retryAfter { actions.displaced.append(old.error) }
                 retryAfter = Backoff(until: now + delay, error: error)

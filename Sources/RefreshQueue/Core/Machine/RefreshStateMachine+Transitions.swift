@@ -60,6 +60,8 @@ extension RefreshStateMachine {
     mutating func admit(ahead: Bool, now: TimeInterval) -> Bool {
         let window = configuration.window
         recentRefreshes.removeAll { now - $0.startedAt >= window.interval }
+        // The window has room again: a later refusal starts a new episode, reported anew.
+        if recentRefreshes.count < window.maximumRefreshes { refusingRefreshes = false }
         let limit = ahead ? window.maximumRefreshes - 1 : window.maximumRefreshes
         return recentRefreshes.count < limit
     }
