@@ -61,11 +61,14 @@ public final class RedisAuthenticationStore<Value: Codable & Sendable>: Coordina
     ///   - key: The Redis key of the value; the lock uses `key:lock`.
     ///   - configuration: Where the server is, its password, and the deadlines.
     ///   - lockTTL: Seconds the refresh lock lives at most: the closure's `abandonAfter` (default
-    ///     120, as the closure's for any `refreshTimeout` up to 30 s). Values under a millisecond, or
-    ///     not finite, are replaced by 120; one longer than a year is read as a year.
+    ///     120, as the closure's for any `refreshTimeout` up to 30 s): finite and at least a
+    ///     millisecond, else the program stops; one longer than a year is read as a year.
     public init(key: String, configuration: RedisConfiguration = RedisConfiguration(), lockTTL: TimeInterval = 120) {
+        requireValidConfiguration(
+            lockTTL.isFinite && lockTTL >= 0.001, "RedisAuthenticationStore.lockTTL",
+            mustBe: "a finite number of seconds, at least 0.001", given: "\(lockTTL)")
         self.key = key
-        self.lockTTL = lockTTL.isFinite && lockTTL >= 0.001 ? min(lockTTL, Self.maximumLockTTL) : 120
+        self.lockTTL = min(lockTTL, Self.maximumLockTTL)
         self.client = RedisClient(configuration)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import RefreshQueue
 
 /// Where a Redis server is and how to talk to it.
 ///
@@ -6,30 +7,41 @@ import Foundation
 public struct RedisConfiguration: Sendable, CustomStringConvertible, CustomReflectable {
     /// The server's host name or address (default `127.0.0.1`).
     public var host: String
-    /// The server's port (default 6379).
-    public var port: Int
+    /// The server's port (default 6379), within 1...65535.
+    public var port: Int {
+        didSet { Self.check(port: port) }
+    }
     /// The ACL user name (Redis 6 and later), or `nil` for the default user. A user without a
     /// password (`nopass`) needs no ``password``.
     public var username: String?
     /// The password (`requirepass` or the ACL user's), or `nil` when the server needs none.
     public var password: String?
-    /// The logical database (`SELECT`), default 0.
-    public var database: Int
+    /// The logical database (`SELECT`), default 0; never negative.
+    public var database: Int {
+        didSet { Self.check(database: database) }
+    }
     /// Seconds a connection attempt may take before it fails with ``RedisError/timedOut(_:)``.
     /// Resolving ``host`` comes before and has no deadline: give an IP address where a slow DNS
-    /// must not hold a request. A value that is not finite, or zero or less, counts as 2 s; one
-    /// longer than a year counts as a year.
-    public var connectTimeout: TimeInterval
+    /// must not hold a request. Finite and above zero; one longer than a year counts as a year.
+    public var connectTimeout: TimeInterval {
+        didSet { requirePositiveSeconds(connectTimeout, "RedisConfiguration.connectTimeout") }
+    }
     /// Seconds a command may wait for its reply before it fails with ``RedisError/timedOut(_:)``.
-    /// A value that is not finite, or zero or less, counts as 2 s; one longer than a year counts
-    /// as a year.
-    public var commandTimeout: TimeInterval
+    /// Finite and above zero; one longer than a year counts as a year.
+    public var commandTimeout: TimeInterval {
+        didSet { requirePositiveSeconds(commandTimeout, "RedisConfiguration.commandTimeout") }
+    }
     /// The largest reply read, in bytes as they come from the server (default 1 MiB; at least
     /// 64). A value is saved only if its reply fits: one a few bytes under the bound is refused
     /// by `save`, with ``RedisError/replyTooLarge(limit:)``, rather than stored unreadable.
-    public var maximumReplySize: Int
+    public var maximumReplySize: Int {
+        didSet { Self.check(maximumReplySize: maximumReplySize) }
+    }
 
     /// A configuration; every parameter has a default (a server on this machine, port 6379).
+    ///
+    /// A value outside the range its property gives stops the program, here or when the property
+    /// is set later (see the RefreshQueue article on errors, "Invalid configuration").
     public init(
         host: String = "127.0.0.1",
         port: Int = 6379,
@@ -40,6 +52,11 @@ public struct RedisConfiguration: Sendable, CustomStringConvertible, CustomRefle
         commandTimeout: TimeInterval = 2,
         maximumReplySize: Int = 1 << 20
     ) {
+        Self.check(port: port)
+        Self.check(database: database)
+        requirePositiveSeconds(connectTimeout, "RedisConfiguration.connectTimeout")
+        requirePositiveSeconds(commandTimeout, "RedisConfiguration.commandTimeout")
+        Self.check(maximumReplySize: maximumReplySize)
         self.host = host
         self.port = port
         self.username = username
@@ -48,6 +65,22 @@ public struct RedisConfiguration: Sendable, CustomStringConvertible, CustomRefle
         self.connectTimeout = connectTimeout
         self.commandTimeout = commandTimeout
         self.maximumReplySize = maximumReplySize
+    }
+
+    private static func check(port: Int) {
+        requireValidConfiguration(
+            (1...65_535).contains(port), "RedisConfiguration.port", mustBe: "within 1...65535", given: "\(port)")
+    }
+
+    private static func check(database: Int) {
+        requireValidConfiguration(
+            database >= 0, "RedisConfiguration.database", mustBe: "0 or more", given: "\(database)")
+    }
+
+    private static func check(maximumReplySize: Int) {
+        requireValidConfiguration(
+            maximumReplySize >= 64, "RedisConfiguration.maximumReplySize", mustBe: "64 or more",
+            given: "\(maximumReplySize)")
     }
 
     /// `redis://[user@]host:port/db`, with the password shown as `***` when there is one.

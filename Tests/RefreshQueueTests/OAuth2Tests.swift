@@ -500,18 +500,6 @@ struct OAuth2InsecureEndpointTests {
         }
     }
 
-    /// A timeout set through the property means what the initializer makes of it: 0, a negative
-    /// value or NaN made every grant time out at once, and infinity took the bound away.
-    @Test(arguments: [0, -1, Double.nan, .infinity])
-    func anUnusableRequestTimeoutSetLaterMeansThirtySeconds(seconds: Double) {
-        var client = TokenEndpointClient(
-            tokenURL: URL(string: "https://a.test/token")!, clientID: "id", requestTimeout: 5)
-        client.requestTimeout = seconds
-        #expect(client.requestTimeout == 30)
-        client.requestTimeout = 12
-        #expect(client.requestTimeout == 12)
-    }
-
     @Test func aDevelopmentServerOnPlainHTTPIsReachedOnlyWhenTheAppSaysSo() async {
         let token = OAuth2Token(accessToken: "old", refreshToken: "rt-0123", expiresIn: 3600)
         let url = URL(string: "http://dev.invalid:8080/token")!

@@ -28,13 +28,6 @@ struct OptionsTests {
         #expect(closure.options.abandonAfter == 120)
     }
 
-    @Test(arguments: [0, -1, .nan, .infinity] as [TimeInterval])
-    func anUnusableTimeoutIsReplacedByTheDefault(_ timeout: TimeInterval) {
-        let closure = Closure(options: .init(refreshTimeout: timeout, abandonAfter: timeout))
-        #expect(closure.refreshTimeout == 30)
-        #expect(closure.abandonAfter == 120)
-    }
-
     @Test func theAbandonLimitIsNeverShorterThanTheTimeout() {
         #expect(Closure(options: .init(refreshTimeout: 10, abandonAfter: 5)).abandonAfter == 10)
         #expect(Closure(options: .init(refreshTimeout: 10, abandonAfter: 50)).abandonAfter == 50)

@@ -36,9 +36,13 @@ public struct RefreshWindow: Sendable, Equatable {
 
     /// Creates a window of `maximumRefreshes` refreshes per `interval` seconds.
     ///
-    /// Values below 1 refresh or 0 seconds are raised to those minimums.
+    /// `maximumRefreshes` must be 1 or more and `interval` finite and zero or more; other values
+    /// stop the program (see <doc:Errors#Invalid-configuration>).
     public init(maximumRefreshes: Int, interval: TimeInterval) {
-        self.maximumRefreshes = max(1, maximumRefreshes)
-        self.interval = interval.isNaN ? 0 : max(0, interval)
+        requireValidConfiguration(
+            maximumRefreshes >= 1, "RefreshWindow.maximumRefreshes", mustBe: "1 or more", given: "\(maximumRefreshes)")
+        requireNonNegativeSeconds(interval, "RefreshWindow.interval")
+        self.maximumRefreshes = maximumRefreshes
+        self.interval = interval
     }
 }

@@ -32,16 +32,21 @@ extension RefreshingRequestClosure {
     /// | ``clock`` | `ProcessInfo.processInfo.systemUptime` |
     public struct Options: Sendable {
         /// Seconds a request may wait, for a refresh or for the authentication to load, before it
-        /// fails with ``RefreshQueueError/refreshTimedOut``. Values that are not positive and
-        /// finite are replaced by the default, 30.
-        public var refreshTimeout: TimeInterval
+        /// fails with ``RefreshQueueError/refreshTimedOut``. Must be finite and above zero (see
+        /// <doc:Errors#Invalid-configuration>).
+        public var refreshTimeout: TimeInterval {
+            didSet { requirePositiveSeconds(refreshTimeout, "Options.refreshTimeout") }
+        }
 
         /// Seconds after which a refresh that has not ended is given up, so that a new one may
         /// start; `nil` means 4 × ``refreshTimeout`` and at least 120 s (a short timeout for
         /// requests does not make a slow refresh end sooner: until it is given up, no second refresh
-        /// of its token starts). Never less than ``refreshTimeout``. A store-backed closure holds
-        /// its cross-process lock for at most as long.
-        public var abandonAfter: TimeInterval?
+        /// of its token starts). A value below ``refreshTimeout`` means ``refreshTimeout``; a given
+        /// value must be finite and above zero. A store-backed closure holds its cross-process lock
+        /// for at most as long.
+        public var abandonAfter: TimeInterval? {
+            didSet { Self.check(abandonAfter: abandonAfter) }
+        }
 
         /// How many refreshes that look like a loop are allowed in how long (default 5 in 30 s);
         /// see ``RefreshWindow`` for what counts.
@@ -96,6 +101,9 @@ extension RefreshingRequestClosure {
         public var clock: @Sendable () -> TimeInterval
 
         /// Options with the given values; every parameter has the default the table above gives.
+        ///
+        /// A ``refreshTimeout`` or ``abandonAfter`` that is not finite and above zero stops the
+        /// program, here or when the property is set later (see <doc:Errors#Invalid-configuration>).
         public init(
             refreshTimeout: TimeInterval = 30,
             abandonAfter: TimeInterval? = nil,
@@ -108,6 +116,8 @@ extension RefreshingRequestClosure {
             onEvent: (@Sendable (RefreshEvent) -> Void)? = nil,
             clock: @escaping @Sendable () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }
         ) {
+            requirePositiveSeconds(refreshTimeout, "Options.refreshTimeout")
+            Self.check(abandonAfter: abandonAfter)
             self.refreshTimeout = refreshTimeout
             self.abandonAfter = abandonAfter
             self.refreshWindow = refreshWindow
@@ -124,18 +134,19 @@ extension RefreshingRequestClosure {
         /// however short the wait of each request.
         static var minimumDefaultAbandonAfter: TimeInterval { 120 }
 
-        /// These options with ``refreshTimeout`` and ``abandonAfter`` replaced by the values a
-        /// closure uses, and that abandon limit.
-        var validated: (options: Options, abandonAfter: TimeInterval) {
+        private static func check(abandonAfter: TimeInterval?) {
+            if let abandonAfter { requirePositiveSeconds(abandonAfter, "Options.abandonAfter") }
+        }
+
+        /// These options with ``abandonAfter`` replaced by the limit a closure uses, and that limit.
+        var resolved: (options: Options, abandonAfter: TimeInterval) {
             var options = self
-            let timeout = refreshTimeout.isFinite && refreshTimeout > 0 ? refreshTimeout : 30
             let limit: TimeInterval
-            if let given = abandonAfter, given.isFinite, given > 0 {
-                limit = max(given, timeout)
+            if let given = abandonAfter {
+                limit = max(given, refreshTimeout)
             } else {
-                limit = max(4 * timeout, Self.minimumDefaultAbandonAfter)
+                limit = max(4 * refreshTimeout, Self.minimumDefaultAbandonAfter)
             }
-            options.refreshTimeout = timeout
             options.abandonAfter = limit
             return (options, limit)
         }

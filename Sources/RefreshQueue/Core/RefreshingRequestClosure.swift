@@ -110,7 +110,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         find: @escaping @Sendable () throws -> Authentication?,
         refresh: @escaping @Sendable (Authentication, RefreshBudget) -> Future<Authentication>
     ) {
-        let (options, abandonAfter) = options.validated
+        let (options, abandonAfter) = options.resolved
         self.options = options
         self.abandonAfter = abandonAfter
         self.scheme = options.scheme

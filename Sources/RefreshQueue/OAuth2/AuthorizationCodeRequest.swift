@@ -38,10 +38,15 @@ public struct AuthorizationCodeRequest: Sendable, Equatable {
     public let additionalParameters: [String: String]
 
     /// Creates a request with a fresh random `state` and code verifier.
+    ///
+    /// `clientID` and a given `scope` must hold more than white space, and `redirectURI` must be
+    /// an absolute URI (with a scheme); other values stop the program (see
+    /// <doc:Errors#Invalid-configuration>).
     public init(
         authorizationEndpoint: URL, clientID: String, redirectURI: String, scope: String? = nil,
         additionalParameters: [String: String] = [:]
     ) {
+        Self.check(clientID: clientID, redirectURI: redirectURI, scope: scope)
         self.authorizationEndpoint = authorizationEndpoint
         self.clientID = clientID
         self.redirectURI = redirectURI
@@ -54,12 +59,16 @@ public struct AuthorizationCodeRequest: Sendable, Equatable {
     /// Creates a request with the given `state` and code verifier, for tests and for flows that
     /// must persist them across a restart of the app.
     ///
+    /// The persisted `state` and verifier are data, checked with a thrown error; `clientID`,
+    /// `redirectURI` and `scope` are configuration, checked as the other initializer checks them.
+    ///
     /// - Throws: ``AuthorizationCodeError/invalidCodeVerifier`` unless the verifier is 43 to 128
     ///   characters from `A-Z a-z 0-9 - . _ ~` (RFC 7636 §4.1), and for an empty `state`.
     public init(
         authorizationEndpoint: URL, clientID: String, redirectURI: String, scope: String? = nil, state: String,
         codeVerifier: String, additionalParameters: [String: String] = [:]
     ) throws(AuthorizationCodeError) {
+        Self.check(clientID: clientID, redirectURI: redirectURI, scope: scope)
         guard (43...128).contains(codeVerifier.utf8.count), codeVerifier.utf8.allSatisfy(Self.isUnreserved),
             !state.isEmpty
         else { throw .invalidCodeVerifier }
@@ -70,6 +79,14 @@ public struct AuthorizationCodeRequest: Sendable, Equatable {
         self.state = state
         self.codeVerifier = codeVerifier
         self.additionalParameters = additionalParameters
+    }
+
+    private static func check(clientID: String, redirectURI: String, scope: String?) {
+        requireText(clientID, "AuthorizationCodeRequest.clientID")
+        requireValidConfiguration(
+            URLComponents(string: redirectURI)?.scheme?.isEmpty == false, "AuthorizationCodeRequest.redirectURI",
+            mustBe: "an absolute URI with a scheme", given: "\"\(redirectURI)\"")
+        if let scope { requireText(scope, "AuthorizationCodeRequest.scope") }
     }
 
     /// `BASE64URL(SHA256(codeVerifier))`, without padding (RFC 7636 §4.2).

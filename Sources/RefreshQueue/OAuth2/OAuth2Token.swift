@@ -150,14 +150,22 @@ extension OAuth2Token: CustomStringConvertible, CustomDebugStringConvertible {
 public struct TokenLeeway: Sendable, Equatable {
     /// The shortest leeway, in seconds, unless ``maximumFractionOfLifetime`` of the lifetime is
     /// shorter still: a 60-second token's default leeway is 30 s.
-    public var minimum: TimeInterval
+    public var minimum: TimeInterval {
+        didSet { requireNonNegativeSeconds(minimum, "TokenLeeway.minimum") }
+    }
     /// The leeway as a fraction of the lifetime, when that is longer than ``minimum``.
-    public var fractionOfLifetime: Double
+    public var fractionOfLifetime: Double {
+        didSet { Self.require(fraction: fractionOfLifetime, "TokenLeeway.fractionOfLifetime") }
+    }
     /// The longest leeway as a fraction of the lifetime.
-    public var maximumFractionOfLifetime: Double
+    public var maximumFractionOfLifetime: Double {
+        didSet { Self.require(fraction: maximumFractionOfLifetime, "TokenLeeway.maximumFractionOfLifetime") }
+    }
     /// The longest safety margin, in seconds: requests wait for a refresh once less is left. It
     /// is never more than 10 % of the lifetime, nor more than the leeway.
-    public var safetyMargin: TimeInterval
+    public var safetyMargin: TimeInterval {
+        didSet { requireNonNegativeSeconds(safetyMargin, "TokenLeeway.safetyMargin") }
+    }
 
     /// Refresh ahead from max(60 s, 10 % of the lifetime), at most half the lifetime; requests
     /// wait only within min(10 s, 10 % of the lifetime) of expiry.
@@ -166,16 +174,25 @@ public struct TokenLeeway: Sendable, Equatable {
     /// The safety margin's share of the lifetime, at most.
     static let maximumSafetyFraction = 0.1
 
-    /// Creates a leeway; fractions are clamped to 0...1 and the durations to at least 0.
+    /// Creates a leeway. The fractions must lie in 0...1 and the durations be finite and zero or
+    /// more, here and when a property is set later; other values stop the program (see
+    /// <doc:Errors#Invalid-configuration>).
     public init(
         minimum: TimeInterval, fractionOfLifetime: Double, maximumFractionOfLifetime: Double,
         safetyMargin: TimeInterval = 10
     ) {
-        self.minimum = minimum.isFinite ? max(0, minimum) : 0
-        self.fractionOfLifetime = fractionOfLifetime.isFinite ? min(max(0, fractionOfLifetime), 1) : 0
-        self.maximumFractionOfLifetime =
-            maximumFractionOfLifetime.isFinite ? min(max(0, maximumFractionOfLifetime), 1) : 1
-        self.safetyMargin = safetyMargin.isFinite ? max(0, safetyMargin) : 0
+        requireNonNegativeSeconds(minimum, "TokenLeeway.minimum")
+        Self.require(fraction: fractionOfLifetime, "TokenLeeway.fractionOfLifetime")
+        Self.require(fraction: maximumFractionOfLifetime, "TokenLeeway.maximumFractionOfLifetime")
+        requireNonNegativeSeconds(safetyMargin, "TokenLeeway.safetyMargin")
+        self.minimum = minimum
+        self.fractionOfLifetime = fractionOfLifetime
+        self.maximumFractionOfLifetime = maximumFractionOfLifetime
+        self.safetyMargin = safetyMargin
+    }
+
+    private static func require(fraction: Double, _ option: String) {
+        requireValidConfiguration((0...1).contains(fraction), option, mustBe: "within 0...1", given: "\(fraction)")
     }
 
     /// The leeway for a token issued for `lifetime` seconds: a refresh ahead starts once less

@@ -28,8 +28,11 @@ import FoundationNetworking
 public struct TokenEndpointClient: Sendable {
     /// The token endpoint.
     public var tokenURL: URL
-    /// The client identifier.
-    public var clientID: String
+    /// The client identifier. It must hold more than white space (see
+    /// <doc:Errors#Invalid-configuration>).
+    public var clientID: String {
+        didSet { requireText(clientID, "TokenEndpointClient.clientID") }
+    }
     /// The client secret, or `nil` for a public client.
     public var clientSecret: String?
     /// How the client authenticates itself. Reads `.none` while it is `.basic` and there is no
@@ -72,7 +75,8 @@ public struct TokenEndpointClient: Sendable {
     public var acceptedTokenTypes: [String]
     /// The longest a token request may take, in seconds (default 30), whatever the session's
     /// own timeouts say: the request is cancelled then and fails with ``OAuth2Error/transport(_:)``
-    /// carrying `URLError(.timedOut)`. Zero, negative, infinite and NaN values mean 30.
+    /// carrying `URLError(.timedOut)`. Must be finite and above zero (see
+    /// <doc:Errors#Invalid-configuration>).
     /// (URLSession does not enforce `timeoutIntervalForResource` on Linux: a body dripped a byte
     /// at a time would run on.) When the client refreshes for a ``RefreshingRequestClosure``, the
     /// request also ends before the closure would abandon the refresh, so a refresh through the
@@ -80,7 +84,7 @@ public struct TokenEndpointClient: Sendable {
     /// timeout may still have reached the server, which may have rotated the refresh token it
     /// carried: give the token endpoint the time it may take.
     public var requestTimeout: TimeInterval {
-        didSet { requestTimeout = Self.validTimeout(requestTimeout) }
+        didSet { requirePositiveSeconds(requestTimeout, "TokenEndpointClient.requestTimeout") }
     }
     /// Whether a `tokenURL` on plain `http` to another machine is sent to (default `false`): the
     /// client secret and the refresh token then travel unencrypted. For a development server on a
@@ -108,6 +112,8 @@ public struct TokenEndpointClient: Sendable {
         allowsPlainHTTP: Bool = false,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        requireText(clientID, "TokenEndpointClient.clientID")
+        requirePositiveSeconds(requestTimeout, "TokenEndpointClient.requestTimeout")
         self.tokenURL = tokenURL
         self.clientID = clientID
         self.clientSecret = clientSecret
@@ -116,15 +122,10 @@ public struct TokenEndpointClient: Sendable {
         self.additionalHeaders = additionalHeaders
         self.session = session
         self.transport = TokenTransport(session)
-        self.requestTimeout = Self.validTimeout(requestTimeout)
+        self.requestTimeout = requestTimeout
         self.acceptedTokenTypes = acceptedTokenTypes
         self.allowsPlainHTTP = allowsPlainHTTP
         self.now = now
-    }
-
-    /// `seconds` as a ``requestTimeout``: 30 unless finite and above zero.
-    private static func validTimeout(_ seconds: TimeInterval) -> TimeInterval {
-        seconds.isFinite && seconds > 0 ? seconds : 30
     }
 
     /// An ephemeral session for token requests: nothing cached, no cookies.
