@@ -22,18 +22,14 @@ import FoundationNetworking
 public struct AllowedOrigins: Sendable, Equatable {
     /// `nil`: every origin.
     private let origins: Set<Origin>?
-    /// The URLs given to ``only(_:)-([URL])`` that name no origin, as they may be shown (no user
-    /// part, no query): they match nothing, which ``RefreshEvent/requestSentUnsigned(origin:unusableEntries:)`` says.
-    let unusableEntries: [String]
     private let plainHTTP: Bool
     /// How URLs of the origins to sign begin, exactly as `absoluteString` spells them most of the
     /// time: a match is decided without parsing the URL (parsing costs more than signing).
     private let signedPrefixes: SignedPrefixes
 
-    private init(origins: Set<Origin>?, plainHTTP: Bool, unusableEntries: [String] = []) {
+    private init(origins: Set<Origin>?, plainHTTP: Bool) {
         self.origins = origins
         self.plainHTTP = plainHTTP
-        self.unusableEntries = unusableEntries
         guard let origins else {
             signedPrefixes = SignedPrefixes(Self.everyOriginPrefixes(plainHTTP: plainHTTP))
             return
@@ -71,15 +67,19 @@ public struct AllowedOrigins: Sendable, Equatable {
 
     /// Only requests to the origins of `urls` (their scheme, host and port; paths are ignored).
     ///
-    /// A URL without a scheme or a host (`URL(string: "api.spotify.com")`) names no origin and
-    /// matches nothing: requests there go out unsigned, and
-    /// ``RefreshEvent/requestSentUnsigned(origin:unusableEntries:)`` names it.
+    /// A URL without a scheme or a host (`URL(string: "api.spotify.com")`) names no origin: it
+    /// would match no request, so it stops the program here, named without its user part and
+    /// query (see <doc:Errors#Invalid-configuration>).
     public static func only(_ urls: [URL]) -> AllowedOrigins {
-        let unusable = urls.filter { Origin($0) == nil }.map(Self.shown)
-        return AllowedOrigins(origins: Set(urls.compactMap(Origin.init)), plainHTTP: false, unusableEntries: unusable)
+        for url in urls {
+            requireValidConfiguration(
+                Origin(url) != nil, "each URL of AllowedOrigins.only", mustBe: "an origin with a scheme and a host",
+                given: shown(url))
+        }
+        return AllowedOrigins(origins: Set(urls.compactMap(Origin.init)), plainHTTP: false)
     }
 
-    /// A URL as an event may show it: without a user part and without a query, which may hold
+    /// A URL as a message may show it: without a user part and without a query, which may hold
     /// credentials.
     private static func shown(_ url: URL) -> String {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(a URL)" }
@@ -107,7 +107,7 @@ public struct AllowedOrigins: Sendable, Equatable {
     /// every plain-http origin is signed. For a development server on a private network; never in
     /// production.
     public func allowingPlainHTTP() -> AllowedOrigins {
-        AllowedOrigins(origins: origins, plainHTTP: true, unusableEntries: unusableEntries)
+        AllowedOrigins(origins: origins, plainHTTP: true)
     }
 
     /// What to do with `request`, with the proxies that `proxies` names.

@@ -67,10 +67,9 @@ public enum RefreshEvent: Sendable {
     case adoptedFromStore
 
     /// A request went out unsigned because its origin (`scheme://host:port`) is not among the
-    /// allowed origins; reported once for each such origin. `unusableEntries` lists the allowed
-    /// origins that name no origin (no scheme or host: `api.spotify.com` for
-    /// `https://api.spotify.com`), which match no request.
-    case requestSentUnsigned(origin: String, unusableEntries: [String])
+    /// allowed origins; reported once for each such origin, so that a mistyped origin does not
+    /// fail silently, with a 401 from the server.
+    case requestSentUnsigned(origin: String)
 }
 
 extension RefreshEvent: CustomStringConvertible {
@@ -107,13 +106,8 @@ extension RefreshEvent: CustomStringConvertible {
             return "saving the refreshed authentication failed (\(reason))"
         case .adoptedFromStore:
             return "adopted the authentication another process refreshed meanwhile; no token request sent"
-        case .requestSentUnsigned(let origin, let unusable):
-            let hint =
-                unusable.isEmpty
-                ? ""
-                : "; these allowed origins have no scheme or host and match nothing: "
-                    + unusable.joined(separator: ", ")
-            return "a request to \(origin) went out unsigned: its origin is not allowed\(hint)"
+        case .requestSentUnsigned(let origin):
+            return "a request to \(origin) went out unsigned: its origin is not allowed"
         }
     }
 

@@ -47,7 +47,7 @@ extension RefreshingRequestClosure {
             reported.insert(origin)
             return true
         }
-        if first { onEvent(.requestSentUnsigned(origin: origin, unusableEntries: origins.unusableEntries)) }
+        if first { onEvent(.requestSentUnsigned(origin: origin)) }
     }
 
     /// How many origins ``reportUnsigned(_:)`` reports at most.
