@@ -151,7 +151,7 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
         case .failed(let error):
             emit(.unreadableFile(fileURL, errno: error))
             if !Self.notAFile.contains(error) {
-                throw AuthenticationStoreError.io(operation: "read the stored file", errno: error)
+                throw AuthenticationStoreError.io(operation: "read the stored file \(paths.file)", errno: error)
             }
             return (nil, revision)
         case .tooLarge:
@@ -231,7 +231,7 @@ public final class FileAuthenticationStore<Value: Codable & Sendable>: Coordinat
                 }
             case .failed(let error) where !Self.notAFile.contains(error):
                 // Unreadable now, not absent: what it holds is unknown, so it is not overwritten.
-                throw AuthenticationStoreError.io(operation: "read the stored file", errno: error)
+                throw AuthenticationStoreError.io(operation: "read the stored file \(paths.file)", errno: error)
             case .missing, .failed, .tooLarge:
                 break
             }

@@ -24,7 +24,9 @@ struct UnreadableStoreTests {
         try store.save(StoredAuthentication(accessToken: "stored"))
         #expect(chmod(store.fileURL.path, 0) == 0)
         try Unprivileged.run {
-            #expect(throws: AuthenticationStoreError.io(operation: "read the stored file", errno: EACCES)) {
+            let unreadable = AuthenticationStoreError.io(
+                operation: "read the stored file \(store.fileURL.path)", errno: EACCES)
+            #expect(throws: unreadable) {
                 try store.read()
             }
             #expect(store.load() == nil)
@@ -41,7 +43,9 @@ struct UnreadableStoreTests {
         #expect(chmod(directory.url.path, 0o777) == 0)
         #expect(chmod(store.fileURL.path, 0) == 0)
         try Unprivileged.run {
-            #expect(throws: AuthenticationStoreError.io(operation: "read the stored file", errno: EACCES)) {
+            let unreadable = AuthenticationStoreError.io(
+                operation: "read the stored file \(store.fileURL.path)", errno: EACCES)
+            #expect(throws: unreadable) {
                 try store.save(StoredAuthentication(accessToken: "older-version"))
             }
         }
@@ -76,6 +80,14 @@ struct UnreadableStoreTests {
         }
         #expect(logins.current == 0)
         #expect(store.saves.current == 0)
+        // The text names the file and the cause, and what to do on this platform.
+        do {
+            _ = try await closure.authorize(makeRequest())
+        } catch {
+            let text = error.localizedDescription
+            #expect(text.contains("read the stored file \(file.fileURL.path)") && text.contains("EACCES"))
+            #expect(text.contains("check the file's owner and permissions") && !text.contains("unlocked"))
+        }
         #expect(chmod(file.fileURL.path, 0o600) == 0)
         #expect(try Data(contentsOf: file.fileURL) == before)
         // The device is unlocked: the same closure signs with the stored token.
