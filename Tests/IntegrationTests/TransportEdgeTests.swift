@@ -97,6 +97,23 @@ struct TransportEdgeTests {
         #expect(server.requests.map { $0.headers["authorization"] } == ["Bearer first", "Bearer first+"])
     }
 
+    /// A 403 says the token is valid but not allowed this (a missing scope): no refresh, no
+    /// retry, the answer as it came. Its neighbour, a 401, is retried once (above).
+    @Test func a403IsReturnedWithoutARefreshOrARetry() async throws {
+        let server = try LoopbackServer { _ in
+            .answer(status: 403, headers: ["WWW-Authenticate": "Bearer error=\"insufficient_scope\""], body: Data())
+        }
+        defer { server.stop() }
+        let closure = RefreshingRequestClosure<RejectedAuthentication>(
+            find: { RejectedAuthentication(accessToken: "first") })
+        let outcome = await within(60) {
+            try await closure.data(for: URLRequest(url: server.baseURL.appendingPathComponent("v1/me")), using: .shared)
+        }
+        let (_, response) = try #require(try outcome?.get(), "data(for:using:) never returned")
+        #expect((response as? HTTPURLResponse)?.statusCode == 403)
+        #expect(server.requests.map { $0.headers["authorization"] } == ["Bearer first"])
+    }
+
     /// The retry after a `Basic`-challenged 401 succeeds: its answer and body come back.
     @Test func theRetryAfterABasicChallengeReturnsItsAnswer() async throws {
         let server = try LoopbackServer { request in

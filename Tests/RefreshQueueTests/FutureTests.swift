@@ -225,6 +225,16 @@ struct FutureTests {
     }
 }
 
+extension FutureTests {
+    /// `all` of no future has nothing to wait for: it is complete when returned, so an observer
+    /// runs at once, on the caller's thread.
+    @Test func allOfNoFutureIsCompleteWithAnEmptyArrayWhenReturned() {
+        let received = Protected<[Int]?>(nil)
+        Future<Int>.all([]).observe { result in received.withLock { $0 = try? result.get() } }
+        #expect(received.current == [])
+    }
+}
+
 @Suite("Future abandoned", .timeLimit(.minutes(5)))
 struct FutureAbandonedTests {
     typealias Complete = @Sendable (Result<Int, any Error>) -> Void

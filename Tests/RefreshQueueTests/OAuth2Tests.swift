@@ -236,6 +236,27 @@ struct HostileTokenEndpointTests {
         tokenEndpointError(status, body, headers: headers, secrets: secrets)
     }
 
+    /// A token endpoint that never answers: the built-in client ends its request at nine tenths of
+    /// `abandonAfter`, whatever its own `requestTimeout`, so the waiting request gets the
+    /// transport timeout before the closure would give the refresh up (and time its waiter out).
+    @Test func aHungRefreshRequestEndsBeforeTheClosureWouldAbandonTheRefresh() async throws {
+        let server = try LoopbackServer { _ in .hang }
+        defer { server.stop() }
+        let client = TokenEndpointClient(
+            tokenURL: server.baseURL.appendingPathComponent("token"), clientID: "id", clientSecret: "secret-0123",
+            requestTimeout: 60)
+        let store = InMemoryAuthenticationStore<OAuth2Token>(
+            OAuth2Token(accessToken: "stale", refreshToken: "rt-0123", expiresIn: 0))
+        let closure = RefreshingRequestClosure(
+            client: client, store: store, options: .init(refreshTimeout: 8, abandonAfter: 8))
+        await #expect {
+            try await closure.authorize(URLRequest(url: URL(string: "https://api.example.test/v1/me")!))
+        } throws: { error in
+            guard case OAuth2Error.transport(let underlying) = error else { return false }
+            return underlying.code == .timedOut
+        }
+    }
+
     @Test(arguments: [
         "9223372036854775807", "99999999999999999999999999999999999999999999", "18446744073709551616",
         "Fri, 31 Dec 9999 23:59:59 GMT", "86401",
@@ -325,6 +346,15 @@ struct HostileTokenEndpointTests {
         let redaction = SecretRedaction(secrets: ["rt-1234="])
         #expect(!redaction.redact(text).contains("rt-1234"))
         #expect(redaction.redact(text).hasSuffix("[redacted]"))
+    }
+
+    /// The limit is 4 characters: a secret of 4 is redacted in every form, one of 3 is left alone
+    /// (it would mangle ordinary text without protecting anything).
+    @Test func aSecretOfFourCharactersIsRedactedAndOneOfThreeIsNot() {
+        let four = SecretRedaction(secrets: ["k3y9"])
+        #expect(four.redact("bad k3y9 and azN5OQ== there") == "bad [redacted] and [redacted] there")
+        let three = SecretRedaction(secrets: ["k3y"])
+        #expect(three.redact("bad k3y there") == "bad k3y there")
     }
 
     @Test func textWithoutASecretIsKeptByteForByte() {

@@ -44,6 +44,23 @@ struct RedisStoreTests {
         _ = try first.lock(timeout: 0)
     }
 
+    /// A holder slower than its lock's TTL: the lock expired and another took it. Its late
+    /// release must leave the other's lock in place (it deletes only its own value).
+    @Test func aLateReleaseOfAnExpiredLockLeavesTheNextHoldersLock() throws {
+        let server = try RedisFixture.server()
+        defer { server.stop() }
+        let configuration = RedisFixture.configuration(server)
+        let key = RedisFixture.uniqueKey()
+        let slow = RedisAuthenticationStore<OAuth2Token>(key: key, configuration: configuration, lockTTL: 0.3)
+        let next = RedisAuthenticationStore<OAuth2Token>(key: key, configuration: configuration)
+        let expired = try slow.lock(timeout: 0)
+        let taken = try next.lock(timeout: 5)
+        expired.unlock()
+        #expect(throws: AuthenticationStoreError.lockTimedOut(after: 0)) { try slow.lock(timeout: 0) }
+        taken.unlock()
+        try slow.lock(timeout: 0).unlock()
+    }
+
     @Test func aLockNobodyReleasesExpiresAtItsTTL() throws {
         let server = try RedisFixture.server()
         defer { server.stop() }
