@@ -30,8 +30,8 @@ import Darwin
 /// short page telling the user that the window may be closed, and the code (or why there is
 /// none, an ``AuthorizationCodeError`` such as `access_denied`) goes to the caller. A redirect
 /// with another `state` gets a page saying the login did not complete, and the wait goes on, so
-/// that no other page can end it; anything else gets a 404 (a 431 for a head larger than
-/// 8 KiB). Connections are served one at a time, and one that sends no request within
+/// that no other page can end it; anything else gets an error status: 404 for another path,
+/// 405 for another method, 400 for a request that is not HTTP, 431 for a head larger than 8 KiB. Connections are served one at a time, and one that sends no request within
 /// 10 seconds is dropped. Then the listener closes. One receiver serves one login.
 public final class LoopbackRedirectReceiver: Sendable {
     /// The loopback address to listen on.
