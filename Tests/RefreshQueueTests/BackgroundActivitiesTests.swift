@@ -109,13 +109,19 @@ struct BackgroundActivitiesTests {
     }
 
     /// The locks go before the time: the system may suspend the app as soon as the parked block
-    /// returns, so every `onExpiry` has run by then.
+    /// returns, so every `onExpiry` has run by then. Each expiry gives a parked thread let go too
+    /// early a moment to return, which it must not.
     @Test func everyExpiryRunsBeforeTheParkedThreadIsLetGo() {
         let system = FakeSystem()
         let activities = BackgroundActivities(system: system)
         let parkedAtExpiry = Protected([Int]())
         let begun = (0..<2).map { _ in
-            activities.begin(reason: "refresh", onExpiry: { parkedAtExpiry.withLock { $0.append(system.parked) } })
+            activities.begin(
+                reason: "refresh",
+                onExpiry: {
+                    _ = uptimeWhen(timeout: 0.3) { system.parked == 0 }
+                    parkedAtExpiry.withLock { $0.append(system.parked) }
+                })
         }
         #expect(system.waitUntilParked(1))
         system.expireNewest()

@@ -52,4 +52,11 @@ struct MutantListTests {
             #expect(source.components(separatedBy: find).count == 2, "\(mutant.promise): not once in \(file)")
         }
     }
+
+    /// The README counts the planted bugs as the list holds them.
+    @Test func theReadmeCountsEveryMutant() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let count = try Self.mutants().count
+        #expect(readme.contains("(`Tests/Mutation/run`): \(count) small, plausible bugs"))
+    }
 }
