@@ -5,7 +5,6 @@ enum ScenarioID: String, CaseIterable, Sendable {
     case burst
     case scaling
     case memory
-    case future
     case machine
     case loopback
 }

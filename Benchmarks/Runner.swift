@@ -42,8 +42,6 @@ enum Runner {
             return try ScenarioScaling.run(options)
         case .memory:
             return try ScenarioMemory.run(options)
-        case .future:
-            return try ScenarioFuture.run(options)
         case .machine:
             return try ScenarioMachine.run(options)
         case .loopback:

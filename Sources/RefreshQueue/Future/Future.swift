@@ -33,93 +33,54 @@ import Foundation
 /// Errors skip every `map` and `flatMap` stage until a ``recover(_:)``, ``flatMapError(_:)`` or
 /// ``mapError(_:)`` stage, or an observer, sees them.
 ///
+/// ## Abandoned futures
+/// A future that can never complete fails with ``FutureError/abandoned``, so that nobody waits
+/// for it forever: when every copy of the `complete` function of its body is released uncalled,
+/// and when the future itself is released while pending. Its observers and later stages then see
+/// that error once, on the releasing thread, which may be inside that code's own lock: observe
+/// on a queue when that matters.
+///
 /// ## Threads and stack depth
 /// Callbacks registered by `map`, `flatMap` and friends run on the thread that completes the
-/// future they wait on. They are run from a list in a loop rather than by nested calls, so a chain
-/// of any length (100,000 stages and more) completes without growing the stack.
+/// future they wait on. A callback that completes or abandons other futures (the next stage of a
+/// chain) does not run their callbacks itself: they run as soon as it returns, those of the
+/// futures it abandoned first, then those of the futures it completed, each in order and before
+/// the next callback of its own future. So a chain of any length (100,000 stages and more)
+/// completes, or fails, without growing the stack.
 ///
 /// `Future` is thread-safe: complete, observe and chain it from any thread.
-public final class Future<Value: Sendable>: @unchecked Sendable {
-    // The state lives in the future itself and is guarded by `SharedLocks.withLock(for: self)`
-    // (see `withStateLock`): a chain creates a future per stage, and a mutex of its own would cost
-    // an allocation larger than the future. No property's type depends on `Value`, so that the
-    // code which is not specialized for `Value` (the loop that runs callbacks, the deinitializers)
-    // needs no type metadata looked up at run time. In this order the future of a small value
-    // fits a 64-byte allocator block.
-    //
-    // Exclusivity is not checked at run time: the lock, or ownership by the one loop running the
-    // callbacks, already makes every access exclusive, and each check would cost a thread-local
-    // lookup on every access, several per stage of a chain.
+public final class Future<Value: Sendable>: Sendable {
+    /// A registered callback.
+    typealias Callback = @Sendable (Result<Value, any Error>) -> Void
 
-    /// The result once completed, as `state` says (guarded). It is written once, and never again:
-    /// code that has seen the future completed under the lock, or that runs one of its callbacks,
-    /// may read it without the lock. While pending, it may hold the transform of the stage that
-    /// will complete the future, which only that stage's callback reads (see `holdsStep`).
-    ///
-    /// The first property, as ``FutureStorage/offset`` requires; only used through its address.
-    @exclusivity(unchecked) @usableFromInline var storage: FutureStorage
+    private enum State {
+        /// Not completed; the callbacks registered so far, in order.
+        case pending([Callback])
+        case completed(Result<Value, any Error>)
+    }
 
-    /// While pending, the callbacks registered so far (guarded). Once completed, those not yet run:
-    /// they belong to the one loop that the completing call handed this future to (see
-    /// ``runNextDue()``), and nothing else touches them.
-    @exclusivity(unchecked) @usableFromInline var callbacks: FutureCallbacks
-
-    /// What `storage` holds (guarded).
-    @exclusivity(unchecked) @usableFromInline var state: FutureState
-
-    /// Whether `storage` holds a stage's transform. Not guarded: written when the future is made,
-    /// before anyone else sees it, and when the stage's callback takes the transform; read by the
-    /// deinitializer.
-    @exclusivity(unchecked) @usableFromInline var holdsStep: Bool
-
-    /// Whether the future was made complete (``init(value:)``, ``init(error:)``): its state never
-    /// changes, so it is read without the lock.
-    @usableFromInline let isBornCompleted: Bool
+    private let state: Locked<State>
 
     /// Creates a future and runs `body` at once, on the caller's thread.
     ///
     /// `body` receives `complete`, which may be called from any thread and at any later time;
     /// the first call completes the future and later calls are ignored. Callbacks registered
-    /// before completion run on the thread that calls `complete`.
-    ///
-    /// If every copy of `complete` is released without having been called, the work that held it
-    /// was dropped and the future can never complete: it fails at that moment with
-    /// ``FutureError/abandoned``, so that nobody waits for it forever. When that moment falls
-    /// inside a callback without a queue that is itself being told another future was abandoned,
-    /// this one's callbacks run on the same thread just after that callback returns: abandoned
-    /// chains of any length fail without growing the stack. Inside a callback observed on a
-    /// queue, they run at once.
-    @inlinable
+    /// before completion run on the thread that calls `complete`. If every copy of `complete` is
+    /// released uncalled, the future fails with ``FutureError/abandoned`` at that moment.
     public init(_ body: (_ complete: @escaping @Sendable (Result<Value, any Error>) -> Void) -> Void) {
-        storage = FutureStorage()
-        callbacks = .none
-        state = .pending
-        holdsStep = false
-        isBornCompleted = false
+        state = Locked(.pending([]))
         let completer = Completer(self)
         body { result in completer.complete(result) }
     }
 
     /// Creates a future that is already completed with `value`.
-    @inlinable
     public init(value: Value) {
-        storage = FutureStorage()
-        callbacks = .none
-        state = .pending
-        holdsStep = false
-        isBornCompleted = true
-        store(.success(value))
+        state = Locked(.completed(.success(value)))
     }
 
     /// Creates a future that is already completed with `error`.
-    @inlinable
     public init(error: any Error) {
-        storage = FutureStorage()
-        callbacks = .none
-        state = .pending
-        holdsStep = false
-        isBornCompleted = true
-        store(.failure(error))
+        state = Locked(.completed(.failure(error)))
     }
 
     /// Creates a future completed by an `async` operation, bridging async/await into futures.
@@ -142,103 +103,51 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
         }
     }
 
-    /// A pending future, completed by `settle`.
-    @inlinable
+    /// A pending future, completed by ``complete(_:abandoned:)``.
     init(pending: Void) {
-        storage = FutureStorage()
-        callbacks = .none
-        state = .pending
-        holdsStep = false
-        isBornCompleted = false
-    }
-
-    /// A pending future that holds `step`, the transform of the stage that will complete it.
-    @inlinable
-    init<Step: FutureStep>(step: consuming Step) {
-        storage = FutureStorage()
-        callbacks = .none
-        state = .pending
-        holdsStep = false
-        isBornCompleted = false
-        storeStep(step)
-    }
-
-    /// A future already failed with ``FutureError/abandoned`` whose `callbacks` are due: it stands
-    /// in for a future released while pending, which cannot hold them while they run.
-    private init(abandoning callbacks: FutureCallbacks) {
-        storage = FutureStorage()
-        self.callbacks = callbacks
-        state = .pending
-        holdsStep = false
-        isBornCompleted = false
-        withStorage { _ = $0.initializeMemory(as: (any Error).self, repeating: FutureError.abandoned, count: 1) }
-        state = .error
-        self.callbacks.prepareToTake()
+        state = Locked(.pending([]))
     }
 
     deinit {
-        // Released before it completed: nothing can complete it any more. Its observers (and the
-        // next stages of its chain, which they hold) hear that once, with a failure, from a loop
-        // that runs one stage at a time, so that neither a long chain nor nested releases grow
-        // the stack.
-        //
-        // No lock: every other access ran while its caller held a reference, and the runtime
-        // orders the release of each reference before the deinitializer of the last one (a
-        // release decrement, then an acquire fence before deinit). The thread sanitizer ignores
-        // the accesses of deinitializers for that reason.
-        if !state.isSettled, !callbacks.isEmpty {
-            let standIn = Future(abandoning: callbacks)
-            callbacks = .none
-            AbandonedFutures.fail(FutureContinuations(standIn))
+        // Released pending: nothing can complete it any more.
+        let callbacks = state.withLock { state -> [Callback] in
+            guard case .pending(let callbacks) = state else { return [] }
+            return callbacks
         }
-        destroyStorage()
+        Self.run(callbacks, with: .failure(FutureError.abandoned), abandoned: true)
     }
 
     /// Whether the future has been completed (with a value or an error).
-    @inlinable
-    public var isCompleted: Bool {
-        if isBornCompleted { return true }
-        return withStateLock { state.isSettled }
-    }
+    public var isCompleted: Bool { result != nil }
 
     /// The result, if the future has been completed; `nil` while it is pending.
-    @inlinable
     public var result: Result<Value, any Error>? {
-        if isBornCompleted { return storedResult }
-        return withStateLock { storedResult }
+        state.withLock { state in
+            guard case .completed(let result) = state else { return nil }
+            return result
+        }
     }
 
     /// Registers `callback`, which runs exactly once with the result.
     ///
     /// Callbacks registered while the future is pending run in the order they were registered
-    /// (on a serial `queue`, in that order there). One registered while the future is being
-    /// completed on another thread may run before them, also on the same serial queue: to
-    /// sequence two steps, chain them (``map(_:)``, ``flatMap(_:)``) instead. So may one
-    /// registered, on the thread that abandoned the future, inside the callback whose return its
-    /// failure waits for (see ``init(_:)``): the future has failed already, so it runs at once.
+    /// (on a serial `queue`, in that order there).
     ///
     /// - Parameters:
     ///   - queue: Where `callback` runs. When `nil`, it runs on the thread that completes the
     ///     future, or at once on the caller's thread if the future is already complete.
     ///   - callback: Receives the value or the error.
     /// - Returns: This future, so that observers can be chained.
-    @inlinable
     @discardableResult
     public func observe(
         on queue: DispatchQueue? = nil,
         _ callback: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) -> Future<Value> {
-        whenComplete {
-            { completed in
-                let result = Future<Value>.result(of: completed)
-                if let queue {
-                    queue.async { callback(result) }
-                } else {
-                    callback(result)
-                }
-                return FutureContinuations()
-            }
-        }.run()
+        if let queue {
+            whenComplete { result in queue.async { callback(result) } }
+        } else {
+            whenComplete(callback)
+        }
         return self
     }
 
@@ -250,25 +159,11 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// ```swift
     /// let bearer = tokenFuture.map { token in "Bearer \(token.accessToken)" }
     /// ```
-    @inlinable
-    public func map<T: Sendable>(_ transform: consuming @escaping @Sendable (Value) throws -> T) -> Future<T> {
-        let next = Future<T>(step: FutureMapStep(transform))
-        // Captures `next` alone, which the closure then uses as its context: nothing is allocated.
-        whenComplete {
-            { completed in
-                let transform = next.takeStep(as: FutureMapStep<Value, T>.self).transform
-                switch Future<Value>.result(of: completed) {
-                case .success(let value):
-                    do {
-                        return next.settle(.success(try transform(value)))
-                    } catch {
-                        return next.settle(.failure(error))
-                    }
-                case .failure(let error):
-                    return next.settle(.failure(error))
-                }
-            }
-        }.run()
+    public func map<T: Sendable>(_ transform: @escaping @Sendable (Value) throws -> T) -> Future<T> {
+        let next = Future<T>(pending: ())
+        whenComplete { result in
+            next.complete(result.flatMap { value in Result { try transform(value) } })
+        }
         return next
     }
 
@@ -280,20 +175,14 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// ```swift
     /// let profile = authentication.refresh().flatMap { fresh in api.profile(token: fresh.accessToken) }
     /// ```
-    @inlinable
-    public func flatMap<T: Sendable>(_ transform: consuming @escaping @Sendable (Value) -> Future<T>) -> Future<T> {
-        let next = Future<T>(step: FutureFlatMapStep(transform))
-        whenComplete {
-            { completed in
-                let transform = next.takeStep(as: FutureFlatMapStep<Value, T>.self).transform
-                switch Future<Value>.result(of: completed) {
-                case .success(let value):
-                    return transform(value).forward(to: next)
-                case .failure(let error):
-                    return next.settle(.failure(error))
-                }
+    public func flatMap<T: Sendable>(_ transform: @escaping @Sendable (Value) -> Future<T>) -> Future<T> {
+        let next = Future<T>(pending: ())
+        whenComplete { result in
+            switch result {
+            case .success(let value): transform(value).forward(to: next)
+            case .failure(let error): next.complete(.failure(error))
             }
-        }.run()
+        }
         return next
     }
 
@@ -302,14 +191,9 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// ```swift
     /// let typed = refresh.mapError { error in AppError.sessionExpired(underlying: error) }
     /// ```
-    @inlinable
     public func mapError(_ transform: @escaping @Sendable (any Error) -> any Error) -> Future<Value> {
         let next = Future<Value>(pending: ())
-        whenComplete {
-            { completed in
-                next.settle(Future<Value>.result(of: completed).mapError { transform($0) })
-            }
-        }.run()
+        whenComplete { result in next.complete(result.mapError { transform($0) }) }
         return next
     }
 
@@ -318,24 +202,14 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// ```swift
     /// let nameOrGuest = api.userName().recover { _ in "guest" }
     /// ```
-    @inlinable
     public func recover(_ transform: @escaping @Sendable (any Error) throws -> Value) -> Future<Value> {
         let next = Future<Value>(pending: ())
-        whenComplete {
-            { completed in
-                let result = Future<Value>.result(of: completed)
-                switch result {
-                case .success:
-                    return next.settle(result)
-                case .failure(let error):
-                    do {
-                        return next.settle(.success(try transform(error)))
-                    } catch {
-                        return next.settle(.failure(error))
-                    }
-                }
+        whenComplete { result in
+            switch result {
+            case .success: next.complete(result)
+            case .failure(let error): next.complete(Result { try transform(error) })
             }
-        }.run()
+        }
         return next
     }
 
@@ -344,20 +218,14 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
     /// ```swift
     /// let token = cache.token().flatMapError { _ in tokenClient.fetchToken() }
     /// ```
-    @inlinable
     public func flatMapError(_ transform: @escaping @Sendable (any Error) -> Future<Value>) -> Future<Value> {
         let next = Future<Value>(pending: ())
-        whenComplete {
-            { completed in
-                let result = Future<Value>.result(of: completed)
-                switch result {
-                case .success:
-                    return next.settle(result)
-                case .failure(let error):
-                    return transform(error).forward(to: next)
-                }
+        whenComplete { result in
+            switch result {
+            case .success: next.complete(result)
+            case .failure(let error): transform(error).forward(to: next)
             }
-        }.run()
+        }
         return next
     }
 
@@ -381,15 +249,13 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
         error: any Error = FutureError.timedOut
     ) -> Future<Value> {
         let next = Future<Value>(pending: ())
-        forward(to: next).run()
+        forward(to: next)
         if !next.isCompleted {
-            // Weak: while `next` is pending, this future holds it (the callback `forward` added),
-            // and this future is kept by whatever will complete it; when it completes or is
-            // abandoned, so is `next`, and the timer has nothing left to do. A strong reference
-            // would keep `next` and its result until the timer fires: an hour, or forever for an
-            // infinite timeout.
+            // Weak: while `next` is pending, this future holds it, and this future is kept by
+            // whatever will complete it; once it completes or is abandoned, so is `next`. A strong
+            // reference would keep `next` and its result until the timer fires.
             queue.asyncAfter(deadline: DispatchTime.after(seconds: seconds)) { [weak next] in
-                next?.settle(.failure(error)).run()
+                next?.complete(.failure(error))
             }
         }
         return next
@@ -415,20 +281,74 @@ public final class Future<Value: Sendable>: @unchecked Sendable {
         let collected = Locked(CollectedValues<Value>(count: futures.count))
         let combined = Future<[Value]>(pending: ())
         for (index, future) in futures.enumerated() {
-            future.whenComplete {
-                { completed in
-                    switch Future<Value>.result(of: completed) {
-                    case .failure(let error):
-                        return combined.settle(.failure(error))
-                    case .success(let value):
-                        let values = collected.withLock { $0.store(value, at: index) }
-                        guard let values else { return FutureContinuations() }
-                        return combined.settle(.success(values))
+            future.whenComplete { result in
+                switch result {
+                case .failure(let error):
+                    combined.complete(.failure(error))
+                case .success(let value):
+                    if let values = collected.withLock({ $0.store(value, at: index) }) {
+                        combined.complete(.success(values))
                     }
                 }
-            }.run()
+            }
         }
         return combined
+    }
+
+    // MARK: - Completion
+
+    /// Completes the future with `result` unless it is complete already, then runs its callbacks
+    /// (see ``FutureCallbackLoop``). `abandoned` says that nothing else could complete it.
+    func complete(_ result: Result<Value, any Error>, abandoned: Bool = false) {
+        let callbacks = state.withLock { state -> [Callback]? in
+            guard case .pending(let callbacks) = state else { return nil }
+            state = .completed(result)
+            return callbacks
+        }
+        if let callbacks { Self.run(callbacks, with: result, abandoned: abandoned) }
+    }
+
+    /// Registers `callback`, or runs it at once on this thread if the future is complete.
+    private func whenComplete(_ callback: @escaping Callback) {
+        let completed = state.withLock { state -> Result<Value, any Error>? in
+            switch state {
+            case .completed(let result):
+                return result
+            case .pending(var callbacks):
+                state = .pending([])  // so that the array is not copied to append
+                callbacks.append(callback)
+                state = .pending(callbacks)
+                return nil
+            }
+        }
+        if let completed { callback(completed) }
+    }
+
+    /// Completes `next` with this future's result once there is one.
+    private func forward(to next: Future<Value>) {
+        whenComplete { result in next.complete(result) }
+    }
+
+    private static func run(_ callbacks: [Callback], with result: Result<Value, any Error>, abandoned: Bool) {
+        FutureCallbackLoop.run(callbacks.map { callback in { callback(result) } }, abandoned: abandoned)
+    }
+
+    /// Completes the future when called; fails it with ``FutureError/abandoned`` when released
+    /// uncalled. The `complete` function handed to a future's body holds the only reference.
+    private final class Completer: Sendable {
+        let future: Future<Value>
+
+        init(_ future: Future<Value>) {
+            self.future = future
+        }
+
+        func complete(_ result: Result<Value, any Error>) {
+            future.complete(result)
+        }
+
+        deinit {
+            future.complete(.failure(FutureError.abandoned), abandoned: true)
+        }
     }
 }
 

@@ -12,8 +12,7 @@ public enum FutureError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A future fails with it when every copy of the `complete` function given to its body is
     /// released uncalled, and when the future itself is released while still pending; its
     /// observers and later stages then see this error, once, on the thread that released it
-    /// (after the callback that released it returns, when that callback, observed without a
-    /// queue, was itself being told of an abandoned future).
+    /// (just after the callback that released it returns, when a future's callback did).
     case abandoned
 
     /// A sentence for people.
