@@ -53,9 +53,9 @@ struct MutantListTests {
         }
     }
 
-    /// The README counts the planted bugs as the list holds them.
+    /// The maintainers' README counts the planted bugs as the list holds them.
     @Test func theReadmeCountsEveryMutant() throws {
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("Tests/README.md"), encoding: .utf8)
         let count = try Self.mutants().count
         #expect(readme.contains("(`Tests/Mutation/run`): \(count) small, plausible bugs"))
     }
