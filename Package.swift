@@ -44,7 +44,8 @@ let package = Package(
         .executableTarget(
             name: "Benchmarks",
             dependencies: ["RefreshQueue", "SpotifyStub"],
-            path: "Benchmarks"
+            path: "Benchmarks",
+            exclude: ["README.md"]
         ),
         // The allocator's count of heap bytes in use, for the soak's leak check (C: glibc's and
         // Apple's malloc statistics are not visible to Swift).
