@@ -239,22 +239,42 @@ struct HostileTokenEndpointTests {
     /// A token endpoint that never answers: the built-in client ends its request at nine tenths of
     /// `abandonAfter`, whatever its own `requestTimeout`, so the waiting request gets the
     /// transport timeout before the closure would give the refresh up (and time its waiter out).
+    /// The token request of a refresh ends at nine tenths of the refresh's budget, whatever the
+    /// client's own `requestTimeout`: here the budget started long ago, so that moment is near.
     @Test func aHungRefreshRequestEndsBeforeTheClosureWouldAbandonTheRefresh() async throws {
         let server = try LoopbackServer { _ in .hang }
         defer { server.stop() }
         let client = TokenEndpointClient(
             tokenURL: server.baseURL.appendingPathComponent("token"), clientID: "id", clientSecret: "secret-0123",
             requestTimeout: 60)
-        let store = InMemoryAuthenticationStore<OAuth2Token>(
-            OAuth2Token(accessToken: "stale", refreshToken: "rt-0123", expiresIn: 0))
-        let closure = RefreshingRequestClosure(
-            client: client, store: store, options: .init(refreshTimeout: 8, abandonAfter: 8))
+        let authentication = OAuth2Authentication(
+            token: OAuth2Token(accessToken: "stale", refreshToken: "rt-0123", expiresIn: 0), client: client)
+        // Abandoned 1.5 s from now; the token request must end 0.5 s from now.
+        let now = DispatchTime.now().uptimeNanoseconds
+        let budget = RefreshBudget(abandonAfter: 10, startedAt: DispatchTime(uptimeNanoseconds: now - 8_500_000_000))
+        let refresh = try #require(authentication.refresh(within: budget) as? Future<OAuth2Authentication>)
         await #expect {
-            try await closure.authorize(URLRequest(url: URL(string: "https://api.example.test/v1/me")!))
+            try await refresh.timeout(after: 30).value
         } throws: { error in
             guard case OAuth2Error.transport(let underlying) = error else { return false }
             return underlying.code == .timedOut
         }
+    }
+
+    /// What bounds the token request: the closure hands each refresh a budget of `abandonAfter`
+    /// that starts when the refresh does.
+    @Test(arguments: [8.0, 45])
+    func aRefreshIsHandedTheClosuresAbandonLimitFromItsStart(abandonAfter: Double) async throws {
+        let handed = Protected<RefreshBudget?>(nil)
+        let store = InMemoryAuthenticationStore(BudgetRecording(handed: handed))
+        let closure = RefreshingRequestClosure(
+            store: store, options: .init(refreshTimeout: 5, abandonAfter: abandonAfter))
+        let before = DispatchTime.now()
+        _ = try await closure.authorize(URLRequest(url: URL(string: "https://api.example.test/v1/me")!))
+        let after = DispatchTime.now()
+        let budget = try #require(handed.current)
+        #expect(budget.abandonAfter == abandonAfter)
+        #expect(budget.startedAt >= before && budget.startedAt <= after)
     }
 
     @Test(arguments: [
@@ -613,4 +633,20 @@ extension LoopbackServer {
                 body: Data(#"{"access_token":"new","token_type":"Bearer","expires_in":3600}"#.utf8))
         }
     }
+}
+
+/// An authentication that needs a refresh and records the budget the closure hands that refresh.
+private struct BudgetRecording: RefreshableAuthentication, BudgetedRefresh {
+    let handed: Protected<RefreshBudget?>
+    var accessToken: String { "recorded" }
+    var isRefreshNeeded: Bool { handed.current == nil }
+
+    func refresh() -> Future<BudgetRecording> { Future(error: CancellationError()) }
+
+    func refresh(within budget: RefreshBudget) -> any Sendable {
+        handed.withLock { $0 = budget }
+        return Future(value: self)
+    }
+
+    static func find() -> BudgetRecording? { nil }
 }
