@@ -111,6 +111,26 @@ struct HostileTokenEndpointIntegrationTests {
         #expect(elapsed < 30, "the refusal took \(elapsed) s: it waited for the request's deadline")
     }
 
+    /// README: at most 1 MiB of an answer is read. An answer of exactly that size is a token; one
+    /// byte more is refused.
+    @Test(arguments: [(0, true), (1, false)])
+    func anAnswerOfExactlyOneMebibyteIsReadAndOneByteMoreIsNot(extra: Int, isRead: Bool) async throws {
+        let json = Data(#"{"access_token":"fresh","token_type":"Bearer","expires_in":3600}"#.utf8)
+        let padding = Data(repeating: UInt8(ascii: " "), count: (1 << 20) + extra - json.count)
+        let endpoint = try LoopbackServer { _ in
+            .answer(status: 200, headers: ["Content-Type": "application/json"], body: json + padding)
+        }
+        defer { endpoint.stop() }
+        let client = client(endpoint.baseURL.appendingPathComponent("api/token"), session: .shared)
+        do {
+            let fresh = try await client.refresh(token)
+            #expect(isRead)
+            #expect(fresh.accessToken == "fresh")
+        } catch OAuth2Error.responseTooLarge {
+            #expect(!isRead)
+        }
+    }
+
     @Test(.exclusive) func aHugeChunkedAnswerEndsTooLargeAndIsNotKept() async throws {
         let endpoint = try LoopbackServer { _ in .hugeChunked(bytes: 200 << 20) }
         defer { endpoint.stop() }

@@ -22,6 +22,21 @@ struct CountedAuthentication: RefreshableAuthentication {
     static func find() -> CountedAuthentication? { nil }
 }
 
+/// A token that never needs a refresh, counting the refreshes asked of it in a counter of its own,
+/// which tests running beside it do not touch.
+private struct OwnCountAuthentication: RefreshableAuthentication {
+    let accessToken: String
+    let refreshes: Protected<Int>
+    var isRefreshNeeded: Bool { false }
+
+    func refresh() -> Future<OwnCountAuthentication> {
+        refreshes.withLock { $0 += 1 }
+        return Future(value: self)
+    }
+
+    static func find() -> OwnCountAuthentication? { nil }
+}
+
 /// The token crosses a redirect only within its origin: `data(for:using:)` follows redirects
 /// itself, and `RedirectSigningDelegate` does the same for an app's own session.
 @Suite("Redirects and the token", .timeLimit(.minutes(2)))
@@ -78,19 +93,81 @@ struct RedirectTests {
         #expect(CountedAuthentication.refreshes.current == before)
     }
 
-    @Test func a307KeepsTheMethodAndBodyAndA303BecomesAGet() async throws {
-        for (status, method, body) in [(307, "POST", "payload"), (308, "POST", "payload"), (303, "GET", "")] {
-            let server = try redirecting(status: status) { "/landing" }
-            defer { server.stop() }
-            var request = URLRequest(url: server.baseURL.appendingPathComponent("start"))
-            request.httpMethod = "POST"
+    /// RFC 9110 §15.4: a 301 or 302 turns only a POST into a GET, a 303 turns anything but a HEAD
+    /// into a GET, and a 307 or 308 keeps the method and the body.
+    @Test(
+        arguments: [
+            (301, "POST", "GET", ""), (302, "POST", "GET", ""), (301, "PUT", "PUT", "payload"),
+            (302, "PUT", "PUT", "payload"), (303, "POST", "GET", ""), (303, "PUT", "GET", ""),
+            (303, "HEAD", "HEAD", ""), (307, "POST", "POST", "payload"), (308, "POST", "POST", "payload"),
+        ])
+    func aRedirectChangesTheMethodAsHTTPSays(status: Int, sent: String, landed: String, landedBody: String)
+        async throws
+    {
+        let server = try redirecting(status: status) { "/landing" }
+        defer { server.stop() }
+        var request = URLRequest(url: server.baseURL.appendingPathComponent("start"))
+        request.httpMethod = sent
+        if sent != "HEAD" {
             request.httpBody = Data("payload".utf8)
-            _ = try await closure().data(for: request, using: .shared)
-            let landed = try #require(server.requests.last)
-            #expect(landed.method == method)
-            #expect(String(decoding: landed.body, as: UTF8.self) == body)
-            #expect(landed.headers["authorization"] == "Bearer \(Self.token)")
+            request.setValue("text/plain", forHTTPHeaderField: "Content-Type")
         }
+        _ = try await closure().data(for: request, using: .shared)
+        #expect(server.requests.count == 2)
+        let arrived = try #require(server.requests.last)
+        #expect(arrived.path == "/landing")
+        #expect(arrived.method == landed)
+        #expect(String(decoding: arrived.body, as: UTF8.self) == landedBody)
+        #expect((arrived.headers["content-type"] != nil) == !landedBody.isEmpty)
+        #expect(arrived.headers["authorization"] == "Bearer \(Self.token)")
+    }
+
+    /// A body read from a stream cannot be sent twice: a 307 keeping it is answered with the 307
+    /// itself; a 303, which drops the body, is followed.
+    @Test(arguments: [(307, 1), (303, 2)])
+    func aStreamedBodyIsNotSentTwice(status: Int, requests: Int) async throws {
+        let server = try redirecting(status: status) { "/landing" }
+        defer { server.stop() }
+        var request = URLRequest(url: server.baseURL.appendingPathComponent("start"))
+        request.httpMethod = "POST"
+        request.httpBodyStream = InputStream(data: Data("payload".utf8))
+        let (_, response) = try await closure().data(for: request, using: .shared)
+        #expect((response as? HTTPURLResponse)?.statusCode == (requests == 1 ? status : 200))
+        #expect(server.requests.count == requests)
+    }
+
+    /// A 401 from the other origin a redirect led to came for a request without the token: it is
+    /// no reason to refresh, and the answer is the 401.
+    @Test func a401FromAnotherOriginAfterARedirectIsAnsweredWithoutARefresh() async throws {
+        let other = try LoopbackServer { _ in .answer(status: 401, headers: [:], body: Data()) }
+        defer { other.stop() }
+        let server = try redirecting(status: 302) { "http://localhost:\(other.port)/landing" }
+        defer { server.stop() }
+        let before = CountedAuthentication.refreshes.current
+        let (_, response) = try await closure().data(
+            for: URLRequest(url: server.baseURL.appendingPathComponent("start")), using: .shared)
+        #expect((response as? HTTPURLResponse)?.statusCode == 401)
+        #expect(other.requests.count == 1)
+        #expect(server.requests.count == 1)
+        #expect(CountedAuthentication.refreshes.current == before)
+    }
+
+    /// A request sent without the token (`requiresAuthentication` exempts it) is not retried
+    /// after a 401, and no refresh is started for it; a signed one beside it is.
+    @Test(arguments: [false, true])
+    func a401IsRetriedOnlyForARequestThatCarriedTheToken(signed: Bool) async throws {
+        let server = try LoopbackServer { _ in .answer(status: 401, headers: [:], body: Data()) }
+        defer { server.stop() }
+        let refreshes = Protected(0)
+        let closure = RefreshingRequestClosure<OwnCountAuthentication>(
+            options: .init(requiresAuthentication: { _ in signed }),
+            find: { OwnCountAuthentication(accessToken: Self.token, refreshes: refreshes) })
+        let (_, response) = try await closure.data(
+            for: URLRequest(url: server.baseURL.appendingPathComponent("me")), using: .shared)
+        #expect((response as? HTTPURLResponse)?.statusCode == 401)
+        #expect(server.requests.count == (signed ? 2 : 1))
+        #expect(server.requests.allSatisfy { ($0.headers["authorization"] != nil) == signed })
+        #expect(refreshes.current == (signed ? 1 : 0))
     }
 
     @Test func aRedirectLoopEndsWithTooManyRedirects() async throws {

@@ -194,6 +194,27 @@ struct LoopbackRedirectReceiverTests {
         #expect(LoopbackCallbackRequest(head: .tooLarge, path: "/callback") == .other(status: 431))
     }
 
+    /// A head of 8 KiB, its blank line included, is read; one byte more is too large, whether the
+    /// blank line comes after the limit or never.
+    @Test(arguments: [(8_192, true), (8_193, false)])
+    func aRequestHeadOfUpTo8KiBIsRead(size: Int, isRead: Bool) throws {
+        var ends: [Int32] = [0, 0]
+        #if canImport(Darwin)
+        #expect(socketpair(AF_UNIX, SOCK_STREAM, 0, &ends) == 0)
+        #else
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        #endif
+        defer { for end in ends { close(end) } }
+        let start = "GET /callback HTTP/1.1\r\nX-Padding: "
+        let head = start + String(repeating: "a", count: size - start.utf8.count - 4) + "\r\n\r\n"
+        #expect(head.utf8.count == size)
+        let sent = Array(head.utf8).withUnsafeBytes { send(ends[1], $0.baseAddress, $0.count, 0) }
+        #expect(sent == size)
+        let read = LoopbackListener.readHead(
+            ends[0], limit: LoopbackRedirectReceiver.maximumRequestHead, until: .now() + 30, unless: { false })
+        #expect(read == (isRead ? .complete(Array(head.utf8)) : .tooLarge))
+    }
+
     /// The answer to `GET target` from [::1]:`port`, as text.
     private static func rawGetOverIPv6(port: UInt16, target: String) -> String {
         #if canImport(Darwin)

@@ -261,6 +261,42 @@ struct HostileTokenEndpointTests {
         }
     }
 
+    /// An answer is believed only from the token endpoint itself: its scheme, host (in any letter
+    /// case), port and path. An answer without a URL is the request's own.
+    @Test(
+        arguments: [
+            ("https://auth.example.test:8443/api/token", true), ("HTTPS://Auth.Example.Test:8443/api/token", true),
+            ("http://auth.example.test:8443/api/token", false), ("https://auth.example.test/api/token", false),
+            ("https://auth.example.test:8444/api/token", false), ("https://other.example.test:8443/api/token", false),
+            ("https://auth.example.test:8443/api/Token", false), ("https://auth.example.test:8443/api", false),
+            (nil, true),
+        ] as [(String?, Bool)])
+    func anAnswerIsBelievedOnlyFromTheTokenEndpoint(answeredFrom: String?, isBelieved: Bool) {
+        let tokenURL = URL(string: "https://auth.example.test:8443/api/token")!
+        #expect(TokenEndpointClient.isSameEndpoint(answeredFrom.flatMap(URL.init(string:)), as: tokenURL) == isBelieved)
+    }
+
+    /// A token request whose task is cancelled ends at once with `CancellationError`, not at its
+    /// timeout and not as a transport failure.
+    @Test func aCancelledTokenRequestEndsAtOnceWithCancellationError() async throws {
+        let server = try LoopbackServer { _ in .hang }
+        defer { server.stop() }
+        let client = TokenEndpointClient(
+            tokenURL: server.baseURL.appendingPathComponent("token"), clientID: "id", requestTimeout: 60)
+        let refresh = Task {
+            try await client.refresh(OAuth2Token(accessToken: "stale", refreshToken: "rt-0123", expiresIn: 0))
+        }
+        // Cancelled in flight: once the server has the request.
+        while server.requests.isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }
+        refresh.cancel()
+        do {
+            _ = try await Future(operation: { try await refresh.value }).timeout(after: 30).value
+            Issue.record("a cancelled token request succeeded")
+        } catch {
+            #expect(error is CancellationError, "\(error)")
+        }
+    }
+
     /// What bounds the token request: the closure hands each refresh a budget of `abandonAfter`
     /// that starts when the refresh does.
     @Test(arguments: [8.0, 45])
@@ -464,6 +500,26 @@ struct HostileTokenEndpointTests {
             try TokenResponse.token(
                 from: Data(#"{"access_token":"at","token_type":"Bearer","expires_in":\#(value)}"#.utf8),
                 issuedAt: received, previous: nil)
+        }
+    }
+
+    /// A lifetime up to a year is kept to the second; a second more is read as a year.
+    @Test(arguments: [(31_535_999.0, 31_535_999.0), (31_536_000, 31_536_000), (31_536_001, 31_536_000)])
+    func anExpiresInIsKeptUpToAYear(given: Double, kept: Double) throws {
+        let token = try TokenResponse.token(
+            from: Data(#"{"access_token":"at","token_type":"Bearer","expires_in":\#(Int(given))}"#.utf8),
+            issuedAt: received, previous: nil)
+        #expect(token.lifetime == kept)
+    }
+
+    /// An unaccepted token type is shown by its first 40 characters: all of one that long, not
+    /// the 41st of a longer one.
+    @Test(arguments: [40, 41])
+    func anUnacceptedTokenTypeIsShownByItsFirst40Characters(length: Int) {
+        let type = String(repeating: "t", count: 39) + String(repeating: "X", count: length - 39)
+        #expect(throws: OAuth2Error.unsupportedTokenType(String(repeating: "t", count: 39) + "X")) {
+            try TokenResponse.token(
+                from: Data(#"{"access_token":"at","token_type":"\#(type)"}"#.utf8), issuedAt: received, previous: nil)
         }
     }
 

@@ -75,6 +75,57 @@ struct PKCETests {
         }
     }
 
+    /// RFC 7636 §4.1: 43 to 128 characters, both ends included.
+    @Test(arguments: [(42, false), (43, true), (128, true), (129, false)])
+    func aCodeVerifierIsTakenFrom43To128Characters(length: Int, isTaken: Bool) {
+        let made = Result { () throws(AuthorizationCodeError) in
+            try AuthorizationCodeRequest(
+                authorizationEndpoint: URL(string: "https://a.test/authorize")!, clientID: "c",
+                redirectURI: "myapp://callback", state: "s", codeVerifier: String(repeating: "v", count: length))
+        }
+        switch made {
+        case .success(let request): #expect(isTaken && request.codeVerifier.count == length)
+        case .failure(let error): #expect(!isTaken && error == .invalidCodeVerifier)
+        }
+    }
+
+    /// An empty `state` would match a redirect that carries none: refused, where one character is not.
+    @Test func anEmptyStateIsRefusedAndOneCharacterIsNot() throws {
+        #expect(throws: AuthorizationCodeError.invalidCodeVerifier) {
+            try AuthorizationCodeRequest(
+                authorizationEndpoint: URL(string: "https://a.test/authorize")!, clientID: "c",
+                redirectURI: "myapp://callback", state: "", codeVerifier: String(repeating: "v", count: 43))
+        }
+        let request = try AuthorizationCodeRequest(
+            authorizationEndpoint: URL(string: "https://a.test/authorize")!, clientID: "c",
+            redirectURI: "myapp://callback", state: "s", codeVerifier: String(repeating: "v", count: 43))
+        #expect(throws: AuthorizationCodeError.stateMismatch) {
+            try request.code(fromRedirect: URL(string: "myapp://callback?code=abc&state=")!)
+        }
+    }
+
+    /// A redirect is believed only at the redirect URI's scheme, host, port and path; letter case
+    /// counts only in the path.
+    @Test(
+        arguments: [
+            ("http://127.0.0.1:8000/callback", true), ("HTTP://127.0.0.1:8000/callback", true),
+            ("http://127.0.0.1:8001/callback", false), ("http://127.0.0.1/callback", false),
+            ("http://127.0.0.1:8000/callback/", false), ("http://127.0.0.1:8000/Callback", false),
+            ("http://127.0.0.1:8000/other", false), ("https://127.0.0.1:8000/callback", false),
+            ("http://127.0.0.2:8000/callback", false),
+        ])
+    func aRedirectIsBelievedOnlyAtTheRedirectURI(target: String, isBelieved: Bool) throws {
+        let request = try AuthorizationCodeRequest(
+            authorizationEndpoint: URL(string: "https://a.test/authorize")!, clientID: "c",
+            redirectURI: "http://127.0.0.1:8000/callback", state: "s", codeVerifier: String(repeating: "v", count: 43))
+        let redirect = URL(string: target + "?code=abc&state=s")!
+        if isBelieved {
+            #expect(try request.code(fromRedirect: redirect) == "abc")
+        } else {
+            #expect(throws: AuthorizationCodeError.notTheRedirectURI) { try request.code(fromRedirect: redirect) }
+        }
+    }
+
     @Test func theRedirectIsCheckedBeforeItsCodeIsBelieved() throws {
         let request = try AuthorizationCodeRequest(
             authorizationEndpoint: URL(string: "https://a.test/authorize")!, clientID: "c",

@@ -201,6 +201,43 @@ struct RefreshingRequestClosureTests {
         #expect(events.descriptions.contains { $0.hasPrefix("late refresh adopted") })
     }
 
+    /// Once a newer refresh's result is held, an older, abandoned refresh that succeeds late is
+    /// not adopted: it would replace a newer token with an older one.
+    @Test func aLateSuccessOfAnAbandonedRefreshIsNotAdoptedOnceANewerOneWas() async throws {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("expired", stale: true))
+        let events = EventLog()
+        let closure = Closure.make(service, refreshTimeout: 0.1, abandonAfter: 0.2, events: events)
+        await #expect(throws: RefreshQueueError.refreshTimedOut) { try await closure.authorize(makeRequest()) }
+        await events.wait(forEventStartingWith: "refresh abandoned")
+        service.setBehavior(.succeed)
+        let newer = try await closure.authorize(makeRequest())
+        #expect(newer.value(forHTTPHeaderField: "Authorization") == "Bearer token-2")
+        service.completeOldest(with: .success(service.authentication("older")))
+        let later = try await closure.authorize(makeRequest())
+        #expect(later.value(forHTTPHeaderField: "Authorization") == "Bearer token-2")
+        #expect(!events.descriptions.contains { $0.hasPrefix("late refresh adopted") })
+        #expect(service.refreshCount == 2)
+    }
+
+    /// A refresh already given up that fails late caused no loop: the window keeps its place for
+    /// the refresh that replaced it.
+    @Test func aLateFailureOfAnAbandonedRefreshDoesNotUseUpTheWindow() async throws {
+        let service = TokenService(behavior: .hold)
+        service.store(service.authentication("expired", stale: true))
+        let events = EventLog()
+        let closure = Closure.make(
+            service, refreshTimeout: 0.1, abandonAfter: 0.2,
+            refreshWindow: RefreshWindow(maximumRefreshes: 1, interval: 600), events: events)
+        await #expect(throws: RefreshQueueError.refreshTimedOut) { try await closure.authorize(makeRequest()) }
+        await events.wait(forEventStartingWith: "refresh abandoned")
+        service.completeOldest(with: .failure(ExampleError(code: 1)))
+        service.setBehavior(.fail(ExampleError(code: 2)))
+        await #expect(throws: ExampleError(code: 2)) { try await closure.authorize(makeRequest()) }
+        await #expect(throws: RefreshQueueError.excessiveRefresh) { try await closure.authorize(makeRequest()) }
+        #expect(service.refreshCount == 2)
+    }
+
     @Test(.exclusive) func aRefreshThatReentersTheSameClosureEndsInAnErrorWithinTheTimeout() async {
         let holder = Protected<Closure?>(nil)
         let service = TokenService()

@@ -178,6 +178,37 @@ struct StoreBackedClosureTests {
         #expect(service.refreshedFrom == ["expired"])
     }
 
+    /// The store's lock is waited for at most half of `abandonAfter`, so that the refresh itself
+    /// still has time before the closure gives it up.
+    @Test(arguments: [40.0, 3])
+    func theStoresLockIsWaitedForAtMostHalfTheAbandonLimit(abandonAfter: Double) async throws {
+        let service = TokenService()
+        let store = LockingStore(service.authentication("expired", stale: true))
+        let closure = Closure(store: store, options: .init(refreshTimeout: 1, abandonAfter: abandonAfter))
+        _ = try await closure.authorize(makeRequest())
+        let timeout = try #require(store.lockTimeouts.current.first)
+        #expect(timeout <= abandonAfter / 2 && timeout > abandonAfter / 2 - 1)
+    }
+
+    /// A lock another process holds past the wait is nobody's refusal: however often it happens,
+    /// the refresh window is not used up, and each request gets the lock's error.
+    @Test func aStoreLockThatCannotBeTakenDoesNotUseUpTheWindow() async throws {
+        let service = TokenService()
+        let store = LockingStore(service.authentication("expired", stale: true))
+        store.refuseLocks()
+        let closure = Closure(
+            store: store, options: .init(refreshWindow: RefreshWindow(maximumRefreshes: 1, interval: 600)))
+        for _ in 1...4 {
+            await #expect {
+                try await closure.authorize(makeRequest())
+            } throws: { error in
+                guard case AuthenticationStoreError.lockTimedOut = error else { return false }
+                return true
+            }
+        }
+        #expect(store.lockTimeouts.current.count == 4)
+    }
+
     @Test func aFailedSaveIsReportedOnlyAfterTheStoresLockIsReleased() async throws {
         let service = TokenService()
         let store = UnsavableStore(service.authentication("expired", stale: true))
@@ -240,6 +271,8 @@ final class LockingStore: AuthenticationStore, Sendable {
     }
 
     let unlocked = Completions<Void>()
+    /// The timeout of every lock asked for, in order.
+    let lockTimeouts = Protected<[TimeInterval]>([])
     private let state: Protected<(value: FakeAuthentication?, refusing: Bool)>
 
     init(_ value: FakeAuthentication?) {
@@ -263,6 +296,7 @@ final class LockingStore: AuthenticationStore, Sendable {
     }
 
     func refreshLock(timeout: TimeInterval) throws -> (any AuthenticationStoreLock)? {
+        lockTimeouts.withLock { $0.append(timeout) }
         if state.withLock({ $0.refusing }) { throw AuthenticationStoreError.lockTimedOut(after: timeout) }
         return Lock(unlocked: unlocked)
     }

@@ -252,7 +252,7 @@ public struct TokenEndpointClient: Sendable {
 
     /// Whether `url` is `tokenURL`'s scheme, host, port and path (a response without a URL is
     /// taken as the request's own).
-    private static func isSameEndpoint(_ url: URL?, as tokenURL: URL) -> Bool {
+    static func isSameEndpoint(_ url: URL?, as tokenURL: URL) -> Bool {
         guard let url else { return true }
         return url.scheme?.lowercased() == tokenURL.scheme?.lowercased()
             && url.host?.lowercased() == tokenURL.host?.lowercased() && url.port == tokenURL.port

@@ -21,6 +21,31 @@ struct RedisFailureTests {
                 maximumReplySize: maximum))
     }
 
+    /// The defaults the documentation gives: a server on this machine at 6379, database 0, 2 s to
+    /// connect and for each command, replies up to 1 MiB, and a refresh lock kept at most 120 s.
+    @Test func theDefaultsAreTheDocumentedOnes() {
+        let configuration = RedisConfiguration()
+        #expect(configuration.host == "127.0.0.1" && configuration.port == 6379 && configuration.database == 0)
+        #expect(configuration.username == nil && configuration.password == nil)
+        #expect(configuration.connectTimeout == 2 && configuration.commandTimeout == 2)
+        #expect(configuration.maximumReplySize == 1 << 20)
+        #expect(RedisAuthenticationStore<OAuth2Token>(key: "k").lockTTL == 120)
+    }
+
+    /// A server that cannot answer yet is the outage going on (a transport failure, which the
+    /// refresh window does not count); a server that refuses is not. `BUSYKEY` is no `BUSY`.
+    @Test(
+        arguments: [
+            ("LOADING Redis is loading the dataset in memory", true), ("BUSY Redis is busy running a script", true),
+            ("MASTERDOWN Link with MASTER is down", true), ("ERR max number of clients reached", true),
+            ("BUSYKEY Target key name already exists.", false), ("NOPERM this user has no permissions", false),
+            ("ERR unknown command 'EVAL'", false), ("WRONGTYPE Operation against a key", false),
+            ("NOSCRIPT No matching script", false),
+        ])
+    func aServerThatCannotAnswerYetIsATransportFailureAndARefusalIsNot(message: String, isTransport: Bool) {
+        #expect(RedisError.commandFailed(command: "EVAL", message: message).isTransportFailure == isTransport)
+    }
+
     /// Runs `body`, which must throw a `RedisError`; returns it and how long it took.
     private static func failure(_ body: () throws -> Void) -> (RedisError?, TimeInterval) {
         let start = ProcessInfo.processInfo.systemUptime

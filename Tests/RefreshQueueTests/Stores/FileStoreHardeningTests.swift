@@ -85,6 +85,21 @@ struct FileStoreHardeningTests {
         #expect(store.load() == .sample())
     }
 
+    /// A killed writer's temporary file is taken for abandoned once it is a minute old: at 59 s
+    /// it is kept (its writer may be at work in another container), at just over 60 s removed.
+    @Test(arguments: [(59.0, true), (60.5, false)])
+    func aTemporaryFileIsTakenForAbandonedAtAMinuteUntouched(age: Double, isKept: Bool) throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let store = try Store(fileURL: directory.file("auth.json"))
+        let name = ".auth.json.\(try exitedProcessID())-1a2b.tmp"
+        try Data("partial".utf8).write(to: directory.file(name))
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -age)], ofItemAtPath: directory.file(name).path)
+        try store.save(.sample())
+        #expect(try directory.entries().contains(name) == isKept)
+    }
+
     /// The ID of a process that has exited (and been reaped).
     private func exitedProcessID() throws -> Int32 {
         let process = Process()
@@ -95,6 +110,22 @@ struct FileStoreHardeningTests {
         return process.processIdentifier
     }
     #endif
+
+    /// A token file is a few kilobytes: one of up to 16 MiB is read, one byte more counts as
+    /// corrupt without being read into memory.
+    @Test(arguments: [(0, true), (1, false)])
+    func aFileOfUpTo16MiBIsReadAndOneByteMoreIsCorrupt(extra: Int, isRead: Bool) throws {
+        let directory = try StoreTestDirectory()
+        defer { directory.remove() }
+        let log = StoreEventLog()
+        let store = try Store(fileURL: directory.file("auth.json"), onEvent: log.handler)
+        try store.save(.sample())
+        let saved = try Data(contentsOf: store.fileURL)
+        let padding = Data(repeating: UInt8(ascii: " "), count: (16 << 20) + extra - saved.count)
+        try (saved + padding).write(to: store.fileURL)
+        #expect((store.load() == .sample()) == isRead)
+        #expect(log.events.contains(.corruptFile(store.fileURL)) == !isRead)
+    }
 
     @Test func aSocketAtThePathReadsAsNothingLikeAFIFOAndDoesNotLockTheUserOut() throws {
         let directory = try StoreTestDirectory()
