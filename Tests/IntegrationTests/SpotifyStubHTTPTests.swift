@@ -9,30 +9,31 @@ import FoundationNetworking
 
 @Suite("SpotifyStub HTTP/1.1 handling", .timeLimit(.minutes(5)))
 struct SpotifyStubHTTPTests {
-    @Test(arguments: [
-        "GARBAGE\r\n\r\n",
-        "GET /v1/me\r\n\r\n",
-        "GET  /v1/me HTTP/1.1\r\n\r\n",
-        "GET v1/me HTTP/1.1\r\n\r\n",
-        "GET /v1/me HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n",
-        "GET /v1/me HTTP/1.1\r\nHost: x\r\nBad Name: x\r\n\r\n",
-        "GET /v1/me HTTP/1.1\r\nHost: x\r\n folded: continuation\r\n\r\n",
-        "GET /v1/me HTTP/1.1\r\nHost: x\rInjected: y\r\n\r\n",
-        "POST /api/token HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
-        "POST /api/token HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
-        "POST /api/token HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
-        "GET /v1/me HTTP/1.1\r\n\r\n",
-        "GET /v1/me HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n",
-        "GET /v1/me HTTP/1.0\r\nHost: x\r\nHost: y\r\n\r\n",
-        "GET /v1/me HTTP/x.y\r\n\r\n",
-    ])
-    func malformedRequestsGet400AndTheConnectionIsClosed(request: String) throws {
+    @Test(
+        arguments: [
+            "GARBAGE\r\n\r\n",
+            "GET /v1/me\r\n\r\n",
+            "GET  /v1/me HTTP/1.1\r\n\r\n",
+            "GET v1/me HTTP/1.1\r\n\r\n",
+            "GET /v1/me HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n",
+            "GET /v1/me HTTP/1.1\r\nHost: x\r\nBad Name: x\r\n\r\n",
+            "GET /v1/me HTTP/1.1\r\nHost: x\r\n folded: continuation\r\n\r\n",
+            "GET /v1/me HTTP/1.1\r\nHost: x\rInjected: y\r\n\r\n",
+            "POST /api/token HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+            "POST /api/token HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+            "POST /api/token HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+            "GET /v1/me HTTP/1.1\r\n\r\n",
+            "GET /v1/me HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n",
+            "GET /v1/me HTTP/1.0\r\nHost: x\r\nHost: y\r\n\r\n",
+            "GET /v1/me HTTP/x.y\r\n\r\n",
+        ] as [EscapedText])
+    func malformedRequestsGet400AndTheConnectionIsClosed(request: EscapedText) throws {
         let stub = try StubHarness.startedStub()
         defer { stub.stop() }
         let client = try StubHarness.RawClient(port: stub.port)
         defer { client.close() }
 
-        try client.send(request)
+        try client.send(request.value)
         let response = try client.readResponse()
 
         #expect(response.status == 400)

@@ -1,5 +1,6 @@
 import Foundation
 import RefreshQueue
+import TestSupport
 import Testing
 
 @Suite("AuthorizationScheme", .timeLimit(.minutes(2)))
@@ -9,22 +10,23 @@ struct AuthorizationSchemeTests {
         #expect(AuthorizationScheme.bearer.headerName == "Authorization")
     }
 
-    @Test(arguments: [
-        "", "\r", "\n", "\r\n", "abc\r\nSet-Cookie: x", "a\0b", "a\u{1F}b", "a\u{7F}b", "a\u{85}b",
-        "a\u{2028}b", "a\tb", " leading", "trailing ", "émoji🙂",
-    ])
-    func tokensThatCouldBreakOrSmuggleAHeaderAreRefused(token: String) {
-        #expect(throws: RefreshQueueError.self) { try AuthorizationScheme.bearer.headerValue(for: token) }
+    @Test(
+        arguments: [
+            "", "\r", "\n", "\r\n", "abc\r\nSet-Cookie: x", "a\0b", "a\u{1F}b", "a\u{7F}b", "a\u{85}b",
+            "a\u{2028}b", "a\tb", " leading", "trailing ", "émoji🙂",
+        ] as [EscapedText])
+    func tokensThatCouldBreakOrSmuggleAHeaderAreRefused(token: EscapedText) {
+        #expect(throws: RefreshQueueError.self) { try AuthorizationScheme.bearer.headerValue(for: token.value) }
     }
 
     @Test func aSpaceInsideATokenIsAllowed() throws {
         #expect(try AuthorizationScheme.basic.headerValue(for: "a b") == "Basic a b")
     }
 
-    @Test(arguments: ["", "Bearer token", "Bad\r\n", "Ünicode", "semi;colon", "a:b"])
-    func schemesAndHeaderNamesThatAreNotHTTPTokensAreRefused(name: String) {
-        #expect(throws: RefreshQueueError.self) { try AuthorizationScheme(scheme: name) }
-        #expect(throws: RefreshQueueError.self) { try AuthorizationScheme(headerName: name) }
+    @Test(arguments: ["", "Bearer token", "Bad\r\n", "Ünicode", "semi;colon", "a:b"] as [EscapedText])
+    func schemesAndHeaderNamesThatAreNotHTTPTokensAreRefused(name: EscapedText) {
+        #expect(throws: RefreshQueueError.self) { try AuthorizationScheme(scheme: name.value) }
+        #expect(throws: RefreshQueueError.self) { try AuthorizationScheme(headerName: name.value) }
     }
 
     @Test func customSchemesAndHeaderNamesFormatTheValue() throws {

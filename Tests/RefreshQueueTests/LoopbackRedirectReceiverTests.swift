@@ -171,22 +171,23 @@ struct LoopbackRedirectReceiverTests {
         #expect(try await code.value == "six")
     }
 
-    @Test(arguments: [
-        (
-            "GET /callback?code=c HTTP/1.1\r\nHost: x\r\n\r\n",
-            LoopbackCallbackRequest.callback(target: "/callback?code=c")
-        ),
-        ("GET /callback HTTP/1.0\r\n\r\n", .callback(target: "/callback")),
-        ("POST /callback?code=c HTTP/1.1\r\n\r\n", .other(status: 405)),
-        ("GET /callbackx HTTP/1.1\r\n\r\n", .other(status: 404)),
-        ("GET /callback/more HTTP/1.1\r\n\r\n", .other(status: 404)),
-        ("GET /favicon.ico HTTP/1.1\r\n\r\n", .other(status: 404)),
-        ("GET http://evil.test/callback HTTP/1.1\r\n\r\n", .other(status: 400)),
-        ("GARBAGE\r\n\r\n", .other(status: 400)),
-        ("GET /callback SPDY/3\r\n\r\n", .other(status: 400)),
-    ])
-    func aRequestHeadIsReadForItsMethodAndPath(head: String, expected: LoopbackCallbackRequest) {
-        #expect(LoopbackCallbackRequest(head: .complete(Array(head.utf8)), path: "/callback") == expected)
+    @Test(
+        arguments: [
+            (
+                "GET /callback?code=c HTTP/1.1\r\nHost: x\r\n\r\n",
+                LoopbackCallbackRequest.callback(target: "/callback?code=c")
+            ),
+            ("GET /callback HTTP/1.0\r\n\r\n", .callback(target: "/callback")),
+            ("POST /callback?code=c HTTP/1.1\r\n\r\n", .other(status: 405)),
+            ("GET /callbackx HTTP/1.1\r\n\r\n", .other(status: 404)),
+            ("GET /callback/more HTTP/1.1\r\n\r\n", .other(status: 404)),
+            ("GET /favicon.ico HTTP/1.1\r\n\r\n", .other(status: 404)),
+            ("GET http://evil.test/callback HTTP/1.1\r\n\r\n", .other(status: 400)),
+            ("GARBAGE\r\n\r\n", .other(status: 400)),
+            ("GET /callback SPDY/3\r\n\r\n", .other(status: 400)),
+        ] as [(EscapedText, LoopbackCallbackRequest)])
+    func aRequestHeadIsReadForItsMethodAndPath(head: EscapedText, expected: LoopbackCallbackRequest) {
+        #expect(LoopbackCallbackRequest(head: .complete(Array(head.value.utf8)), path: "/callback") == expected)
     }
 
     @Test func anUnreadableOrTooLargeHeadIsNoCallback() {

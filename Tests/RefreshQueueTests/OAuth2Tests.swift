@@ -534,9 +534,9 @@ struct HostileTokenEndpointTests {
         #expect(zero.isRefreshNeeded(at: received))
     }
 
-    @Test(arguments: ["at\r\nX-Injected: 1", "at\n", " at", "töken", "at\u{0}"])
-    func anAccessTokenThatCannotGoInAHeaderIsAMalformedResponse(token: String) throws {
-        let body = try JSONSerialization.data(withJSONObject: ["access_token": token, "token_type": "Bearer"])
+    @Test(arguments: ["at\r\nX-Injected: 1", "at\n", " at", "töken", "at\u{0}"] as [EscapedText])
+    func anAccessTokenThatCannotGoInAHeaderIsAMalformedResponse(token: EscapedText) throws {
+        let body = try JSONSerialization.data(withJSONObject: ["access_token": token.value, "token_type": "Bearer"])
         #expect {
             try TokenResponse.token(from: body, issuedAt: received, previous: nil)
         } throws: { error in

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import RefreshQueue
@@ -101,15 +102,17 @@ struct ProxyEnvironmentTests {
 
     /// Entries that some libcurl versions do not read as covering the host: the request is taken
     /// to go through the proxy.
-    @Test(arguments: [
-        ("127.0.0.0/8", "127.0.0.1"), ("0.0.1", "127.0.0.1"), (".localhost", "localhost"), ("[::1]", "::1"),
-        ("localhost.", "localhost"), ("host", "localhost"), ("*,localhost", "127.0.0.1"), ("localhost\t", "localhost"),
-        // libcurl compares bytes (ASCII letters in any case): a Kelvin sign is not a "k".
-        ("\u{212A}.localhost", "k.localhost"),
-    ])
-    func noProxyEntriesThatNotEveryLibcurlReadsDoNotCount(list: String, host: String) {
+    @Test(
+        arguments: [
+            ("127.0.0.0/8", "127.0.0.1"), ("0.0.1", "127.0.0.1"), (".localhost", "localhost"), ("[::1]", "::1"),
+            ("localhost.", "localhost"), ("host", "localhost"), ("*,localhost", "127.0.0.1"),
+            ("localhost\t", "localhost"),
+            // libcurl compares bytes (ASCII letters in any case): a Kelvin sign is not a "k".
+            ("\u{212A}.localhost", "k.localhost"),
+        ] as [(EscapedText, String)])
+    func noProxyEntriesThatNotEveryLibcurlReadsDoNotCount(list: EscapedText, host: String) {
         var variables = Self.proxied
-        variables["no_proxy"] = list
+        variables["no_proxy"] = list.value
         #expect(Self.environment(variables).remoteProxy(forPlain: "http", host: host) == "proxy.example.test")
     }
 

@@ -60,10 +60,12 @@ struct RefreshingRequestClosureTests {
         #expect(apiKey.value(forHTTPHeaderField: "Authorization") == nil)
     }
 
-    @Test(arguments: ["", "abc\r\nX-Injected: 1", "abc\r", "abc\ndef", "abc\0", "a\u{7}b", " padded", "tök"])
-    func aTokenThatCannotBeAHeaderValueIsRefused(token: String) async {
+    @Test(
+        arguments: ["", "abc\r\nX-Injected: 1", "abc\r", "abc\ndef", "abc\0", "a\u{7}b", " padded", "tök"]
+            as [EscapedText])
+    func aTokenThatCannotBeAHeaderValueIsRefused(token: EscapedText) async {
         let service = TokenService()
-        service.store(service.authentication(token))
+        service.store(service.authentication(token.value))
         let closure = Closure.make(service)
         await #expect(throws: RefreshQueueError.self) { try await closure.authorize(makeRequest()) }
         let results = Results()
