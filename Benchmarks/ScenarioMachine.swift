@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Benchmarks) import RefreshQueue
+import RefreshQueue
 
 /// The refresh state machine alone: nanoseconds of its own decisions per request, every event of
 /// the request included, for 10,000 requests held by one refresh and for 10,000 going through the

@@ -301,7 +301,9 @@ struct RedirectTests {
         next.setValue("Bearer \(Self.token)", forHTTPHeaderField: "AUTHORIZATION")
         let response = HTTPURLResponse(url: signed.url!, statusCode: 302, httpVersion: nil, headerFields: nil)!
         let decided = Completions<URLRequest?>()
-        authentication.authorizeRedirect(next, answering: response) { decided.record(0, $0) }
+        // A task that is never resumed: its original and current request are the signed one.
+        let task = URLSession.shared.dataTask(with: signed)
+        authentication.authorizeRedirect(next, answering: response, task: task) { decided.record(0, $0) }
         await decided.wait(for: 1)
         let forwarded = try #require(decided.results[0] ?? nil)
         #expect(forwarded.url == next.url)

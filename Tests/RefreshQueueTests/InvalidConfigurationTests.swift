@@ -71,8 +71,8 @@ struct InvalidConfigurationTests {
             refreshTimeout: .leastNonzeroMagnitude, abandonAfter: .leastNonzeroMagnitude)
         options.abandonAfter = nil
         let closure = RefreshingRequestClosure<FakeAuthentication>(options: options)
-        #expect(closure.refreshTimeout == .leastNonzeroMagnitude)
-        #expect(closure.abandonAfter == 120)
+        #expect(closure.options.refreshTimeout == .leastNonzeroMagnitude)
+        #expect(closure.options.abandonAfter == 120)
     }
 
     // MARK: RefreshWindow

@@ -23,24 +23,24 @@ struct OptionsTests {
         #expect(options.completionQueue == nil)
         #expect(options.onEvent == nil)
         let closure = Closure()
-        #expect(closure.refreshTimeout == 30)
-        #expect(closure.abandonAfter == 120)
+        #expect(closure.options.refreshTimeout == 30)
+        #expect(closure.options.abandonAfter == 120)
         #expect(closure.options.abandonAfter == 120)
     }
 
     @Test func theAbandonLimitIsNeverShorterThanTheTimeout() {
-        #expect(Closure(options: .init(refreshTimeout: 10, abandonAfter: 5)).abandonAfter == 10)
-        #expect(Closure(options: .init(refreshTimeout: 10, abandonAfter: 50)).abandonAfter == 50)
-        #expect(Closure(options: .init(refreshTimeout: 60)).abandonAfter == 240)
-        #expect(Closure(refreshTimeout: 60).abandonAfter == 240)
+        #expect(Closure(options: .init(refreshTimeout: 10, abandonAfter: 5)).options.abandonAfter == 10)
+        #expect(Closure(options: .init(refreshTimeout: 10, abandonAfter: 50)).options.abandonAfter == 50)
+        #expect(Closure(options: .init(refreshTimeout: 60)).options.abandonAfter == 240)
+        #expect(Closure(refreshTimeout: 60).options.abandonAfter == 240)
     }
 
     /// A short wait for requests does not make a slow refresh end sooner: by default a refresh
     /// gets at least two minutes before another of its token may start.
     @Test func theDefaultAbandonLimitIsFourTimesTheTimeoutAndAtLeastTwoMinutes() {
-        #expect(Closure(options: .init(refreshTimeout: 10)).abandonAfter == 120)
-        #expect(Closure(refreshTimeout: 0.2).abandonAfter == 120)
-        #expect(Closure(refreshTimeout: 31).abandonAfter == 124)
+        #expect(Closure(options: .init(refreshTimeout: 10)).options.abandonAfter == 120)
+        #expect(Closure(refreshTimeout: 0.2).options.abandonAfter == 120)
+        #expect(Closure(refreshTimeout: 31).options.abandonAfter == 124)
     }
 
     @Test func theStoreBackedInitializerUsesTheSchemeThePredicateAndTheEvents() async throws {

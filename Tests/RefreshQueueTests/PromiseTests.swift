@@ -14,14 +14,17 @@ import FoundationNetworking
 struct PromiseTests {
     @Test func theDefaultsAreThirtySecondsFourTimesThatFiveRefreshesInThirtySecondsAndBearer() {
         let closure = RefreshingRequestClosure<FakeAuthentication>()
-        #expect(closure.refreshTimeout == 30)
-        #expect(closure.abandonAfter == 120)
+        #expect(closure.options.refreshTimeout == 30)
+        #expect(closure.options.abandonAfter == 120)
         #expect(closure.options.refreshWindow == RefreshWindow(maximumRefreshes: 5, interval: 30))
         #expect(RefreshWindow.default == RefreshWindow(maximumRefreshes: 5, interval: 30))
         #expect(closure.scheme == .bearer)
         #expect(closure.origins == .all)
-        #expect(RefreshingRequestClosure<FakeAuthentication>(options: .init(refreshTimeout: 2)).abandonAfter == 120)
-        #expect(RefreshingRequestClosure<FakeAuthentication>(options: .init(refreshTimeout: 60)).abandonAfter == 240)
+        #expect(
+            RefreshingRequestClosure<FakeAuthentication>(options: .init(refreshTimeout: 2)).options.abandonAfter == 120)
+        #expect(
+            RefreshingRequestClosure<FakeAuthentication>(options: .init(refreshTimeout: 60)).options.abandonAfter == 240
+        )
         let client = TokenEndpointClient(tokenURL: URL(string: "https://a.test/token")!, clientID: "c")
         #expect(client.requestTimeout == 30)
         #expect(client.acceptedTokenTypes == ["Bearer"])

@@ -18,7 +18,9 @@ struct RedirectDecisionTests {
 
     private func decision(_ closure: Closure, for next: URLRequest) async -> URLRequest?? {
         let decision = Completions<URLRequest?>()
-        closure.authorizeRedirect(next, answering: Self.response) { decision.record(0, $0) }
+        closure.authorizeRedirect(next, answering: Self.response, originalRequest: nil, waitingAtMost: nil) {
+            decision.record(0, $0)
+        }
         await decision.wait(for: 1)
         return decision.results[0]
     }

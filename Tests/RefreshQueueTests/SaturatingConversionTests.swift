@@ -102,7 +102,7 @@ struct SaturatingConversionTests {
             OAuth2Token(accessToken: "stale", refreshToken: "rt-0123", expiresIn: 0))
         let closure = RefreshingRequestClosure(
             client: client, store: store, options: .init(abandonAfter: abandonAfter))
-        #expect(closure.abandonAfter >= 120)
+        #expect((closure.options.abandonAfter ?? 0) >= 120)
         let request = URLRequest(url: URL(string: "https://api.example.test/v1/me")!)
         for _ in 0..<2 {
             await #expect {

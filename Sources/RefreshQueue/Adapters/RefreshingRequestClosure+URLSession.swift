@@ -114,26 +114,6 @@ extension RefreshingRequestClosure {
         }
     }
 
-    /// Signs `newRequest`, the next hop of a redirect answered by `response`, if it stays within
-    /// `response`'s origin; otherwise takes every token header off it. For apps that drive their
-    /// own `URLSession`: call it from `urlSession(_:task:willPerformHTTPRedirection:newRequest:completionHandler:)`
-    /// and pass what it completes with to the completion handler, or use ``RedirectSigningDelegate``.
-    ///
-    /// On Linux, URLSession copies every header of the original request onto the redirected one,
-    /// `Authorization` included, whatever host it goes to. `completion` receives `nil` (do not
-    /// follow) when the redirect should be signed but cannot be (the refresh failed, say).
-    ///
-    /// This form sees one hop only: in a chain that left the token's origin and then redirects
-    /// within the new one (A → B → B), it signs the hop to B. Prefer
-    /// ``authorizeRedirect(_:answering:originalRequest:completion:)`` with the task's
-    /// `originalRequest`, which does not.
-    public func authorizeRedirect(
-        _ newRequest: URLRequest, answering response: HTTPURLResponse,
-        completion: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        authorizeRedirect(newRequest, answering: response, originalRequest: nil, completion: completion)
-    }
-
     /// Signs `newRequest`, the next hop of a redirect that `task` received in `response`, only if
     /// it stays within `response`'s origin and the origin of the task's original request, and the
     /// hop that was redirected (the task's `currentRequest`) carried the token; otherwise takes
@@ -155,28 +135,6 @@ extension RefreshingRequestClosure {
         authorizeRedirect(
             newRequest, answering: response, originalRequest: task.originalRequest,
             redirectedRequest: task.currentRequest, waitingAtMost: nil, completion: completion)
-    }
-
-    /// Signs `newRequest`, the next hop of a redirect answered by `response`, only if it stays
-    /// within both `response`'s origin and the origin of `originalRequest`, the request the task
-    /// started with (`task.originalRequest`); otherwise takes every token header off it.
-    ///
-    /// With the original request, a chain that leaves the token's origin and then redirects
-    /// within the new one (A → B → B) does not take the token to B on its second hop. It cannot
-    /// tell a chain that comes back (A → B → A) from one that never left: prefer
-    /// ``authorizeRedirect(_:answering:task:completion:)``, which can.
-    ///
-    /// On Linux, call `completion` before the task's request timeout passes: URLSession there
-    /// times the task out while it waits for the decision, and a decision that comes later stops
-    /// the process. ``RedirectSigningDelegate`` gives up waiting for a refresh in time (the task
-    /// then receives the redirect response itself).
-    public func authorizeRedirect(
-        _ newRequest: URLRequest, answering response: HTTPURLResponse, originalRequest: URLRequest?,
-        completion: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        authorizeRedirect(
-            newRequest, answering: response, originalRequest: originalRequest, waitingAtMost: nil,
-            completion: completion)
     }
 
     /// ``authorizeRedirect(_:answering:task:completion:)``, given the task's `originalRequest`

@@ -75,7 +75,7 @@ extension RefreshingRequestClosure {
         /// ``RefreshingRequestClosure/authorize(_:completion:)``,
         /// ``RefreshingRequestClosure/reauthorize(_:response:completion:)``,
         /// ``RefreshingRequestClosure/refreshIfNeeded(completion:)``,
-        /// ``RefreshingRequestClosure/authorizeRedirect(_:answering:completion:)`` and the
+        /// ``RefreshingRequestClosure/authorizeRedirect(_:answering:task:completion:)`` and the
         /// request closure's `done`, also when a request is signed at once.
         ///
         /// Default `nil`: a request signed without waiting completes on the caller's thread
