@@ -64,7 +64,7 @@ extension RefreshFailure {
 }
 
 /// How the closure reads any error a refresh failed with.
-enum RefreshFailureMeaning {
+enum ErrorClassification {
     /// Whether only a new login helps.
     static func requiresReauthentication(_ error: any Error) -> Bool {
         (error as? any RefreshFailure)?.requiresReauthentication ?? false
@@ -90,7 +90,7 @@ extension RefreshQueueError: RefreshFailure {
     public var requiresReauthentication: Bool {
         switch self {
         case .notAuthenticated: return true
-        case .refreshFailed(let underlying): return RefreshFailureMeaning.requiresReauthentication(underlying)
+        case .refreshFailed(let underlying): return ErrorClassification.requiresReauthentication(underlying)
         default: return false
         }
     }
@@ -98,13 +98,13 @@ extension RefreshQueueError: RefreshFailure {
     /// True for a ``refreshFailed(_:)`` whose underlying error is a network failure (a `URLError`,
     /// or a ``RefreshFailure`` that says so).
     public var isTransportFailure: Bool {
-        if case .refreshFailed(let underlying) = self { return RefreshFailureMeaning.isTransportFailure(underlying) }
+        if case .refreshFailed(let underlying) = self { return ErrorClassification.isTransportFailure(underlying) }
         return false
     }
 
     /// The delay a ``refreshFailed(_:)``'s underlying error asked for, if it did.
     public var retryAfter: TimeInterval? {
-        if case .refreshFailed(let underlying) = self { return RefreshFailureMeaning.retryAfter(underlying) }
+        if case .refreshFailed(let underlying) = self { return ErrorClassification.retryAfter(underlying) }
         return nil
     }
 }

@@ -9,6 +9,13 @@ import FoundationNetworking
 // suspends and resumes the queue under it, and after leaving it performs the rest: answers,
 // refreshes, timers, events, and the release of what was displaced.
 
+/// What the closure's lock guards: the state machine, and the ledger the driver hands to the
+/// tasks of requests that start waiting (the machine never reads it).
+struct LockedState: Sendable {
+    var machine: RefreshStateMachine
+    var taskLedger: CancellationLedger?
+}
+
 extension RefreshingRequestClosure {
     typealias Machine = RefreshStateMachine
 
@@ -58,8 +65,8 @@ extension RefreshingRequestClosure {
     func signWithoutWaiting(_ request: URLRequest) -> FastPathResult {
         // Only the credential leaves the lock as a reference, retained once; the rest are numbers.
         var fast = (generation: UInt64(0), recommendationAfter: TimeInterval?.none)
-        let held = machine.withLock { machine -> HeldCredential? in
-            guard let path = machine.fastPath() else { return nil }
+        let held = state.withLock { state -> HeldCredential? in
+            guard let path = state.machine.fastPath() else { return nil }
             fast = (path.generation, path.recommendationAfter)
             return path.credential
         }
@@ -79,7 +86,7 @@ extension RefreshingRequestClosure {
     /// the token is fresh, or waits beside the line for the refresh ahead it starts or joins.
     /// Otherwise it goes through the line like a request.
     func startProbe(completion: @escaping AuthorizationTask.Completion) -> AuthorizationTask {
-        guard let path = machine.withLock({ $0.fastPath() }), path.credential.signingHeader != nil else {
+        guard let path = state.withLock({ $0.machine.fastPath() }), path.credential.signingHeader != nil else {
             return enqueue(Self.probeRequest, kind: .probe, completion: completion)
         }
         // User code, read outside the lock.
@@ -92,10 +99,10 @@ extension RefreshingRequestClosure {
         case .recommended:
             let now = self.now()
             var task = AuthorizationTask.finished
-            let actions = update { machine in
-                let (ticket, actions) = machine.probeAhead(
+            let actions = updateState { state in
+                let (ticket, actions) = state.machine.probeAhead(
                     Self.probeRequest, completion: completion, generation: path.generation, now: now)
-                task = handle(for: ticket, in: &machine)
+                task = handle(for: ticket, in: &state)
                 return actions
             }
             perform(actions)
@@ -119,11 +126,11 @@ extension RefreshingRequestClosure {
     ) -> AuthorizationTask {
         let now = self.now()
         var task = AuthorizationTask.finished
-        let actions = update { machine in
-            let (ticket, actions) = machine.arrive(
+        let actions = updateState { state in
+            let (ticket, actions) = state.machine.arrive(
                 request, completion: completion, kind: kind, rejectedHeader: rejectedHeader,
                 staleGeneration: staleGeneration, now: now)
-            task = handle(for: ticket, in: &machine)
+            task = handle(for: ticket, in: &state)
             return actions
         }
         perform(actions)
@@ -131,10 +138,10 @@ extension RefreshingRequestClosure {
     }
 
     /// The task of the waiting request with `ticket`, sharing the current ledger (under the lock).
-    private func handle(for ticket: UInt64, in machine: inout Machine) -> AuthorizationTask {
-        if let ledger = machine.taskLedger { return AuthorizationTask(ticket: ticket, ledger: ledger) }
+    private func handle(for ticket: UInt64, in state: inout LockedState) -> AuthorizationTask {
+        if let ledger = state.taskLedger { return AuthorizationTask(ticket: ticket, ledger: ledger) }
         let ledger = CancellationLedger(owner: self)
-        machine.taskLedger = ledger
+        state.taskLedger = ledger
         return AuthorizationTask(ticket: ticket, ledger: ledger)
     }
 
@@ -183,7 +190,7 @@ extension RefreshingRequestClosure {
     private func answer(_ answers: Machine.Answers, byPump: Bool) -> Bool {
         let stopped = deliver(answers, byPump: byPump)
         // The group delivered leaves the lock with `done`, and is released here, outside it.
-        while let next = machine.withLock({ $0.delivered() }).next {
+        while let next = state.withLock({ $0.machine.delivered() }).next {
             deliver(next, byPump: false)
         }
         return stopped
@@ -208,7 +215,7 @@ extension RefreshingRequestClosure {
         }
         let final = claims.take(last) ? result(waiters[last]) : nil
         let count = waiters.count
-        let stopped = machine.withLock { $0.answered(count, byPump: byPump) }
+        let stopped = state.withLock { $0.machine.answered(count, byPump: byPump) }
         if let final { waiters[last].completion(final) }
         return stopped
     }
@@ -232,13 +239,8 @@ extension RefreshingRequestClosure {
         case .fail(let error):
             let answer = error.requestError
             return { _ in .failure(answer) }
-        case .missing:
-            return { [missingAuthentication] waiter in
-                switch (waiter.kind, missingAuthentication) {
-                case (.request, .sendUnsigned): return .success(waiter.request)
-                case (.request, .fail), (.probe, _): return .failure(RefreshQueueError.notAuthenticated)
-                }
-            }
+        case .sendUnsigned:
+            return { waiter in .success(waiter.request) }
         }
     }
 
@@ -252,7 +254,7 @@ extension RefreshingRequestClosure {
         let lease = Locked<RefreshingRequestClosure?>(self)
         let attempt = start.attempt
         let budget = RefreshBudget(abandonAfter: abandonAfter)
-        timerQueue.asyncAfter(deadline: .after(seconds: abandonAfter)) {
+        timerQueue.asyncAfter(deadline: .after(seconds: start.abandonAt - now())) {
             let closure = lease.withLock { lease in
                 defer { lease = nil }
                 return lease
@@ -290,7 +292,7 @@ extension RefreshingRequestClosure {
             let credential = Self.credential(for: authentication, scheme: scheme)
             if case .failure(let unusable) = credential.header {
                 // A token that cannot be a header value is no refresh at all: not adopted.
-                outcome = .failed(Machine.RefreshFailure(error: unusable))
+                outcome = .failed(Machine.Failure(error: unusable))
             } else {
                 outcome = .refreshed(credential, credential.freshness)
             }
@@ -298,10 +300,10 @@ extension RefreshingRequestClosure {
             outcome = .superseded
         case .failure(let error):
             outcome = .failed(
-                Machine.RefreshFailure(
+                Machine.Failure(
                     error: error, isTransport: Self.isTransportError(error),
-                    retryAfter: RefreshFailureMeaning.retryAfter(error),
-                    requiresReauthentication: RefreshFailureMeaning.requiresReauthentication(error)))
+                    retryAfter: ErrorClassification.retryAfter(error),
+                    requiresReauthentication: ErrorClassification.requiresReauthentication(error)))
         }
         let now = self.now()
         perform(update { $0.refreshEnded(attempt: attempt, outcome, now: now) })
@@ -326,8 +328,13 @@ extension RefreshingRequestClosure {
 
     /// Runs `event` on the machine under the lock, and performs the queue changes there too.
     func update(_ event: (inout Machine) -> Machine.Actions) -> Machine.Actions {
-        machine.withLock { machine in
-            let actions = event(&machine)
+        updateState { event(&$0.machine) }
+    }
+
+    /// ``update(_:)`` for an event that also reads or writes the task ledger.
+    func updateState(_ event: (inout LockedState) -> Machine.Actions) -> Machine.Actions {
+        state.withLock { state in
+            let actions = event(&state)
             switch actions.queue {
             case .none: break
             case .suspend: queue.suspend()
@@ -389,25 +396,25 @@ extension RefreshingRequestClosure {
         if case RefreshQueueError.authenticationUnreadable = error { return true }
         // Nor is a store lock another process holds: nobody refused anything.
         if case AuthenticationStoreError.lockTimedOut = error { return true }
-        return RefreshFailureMeaning.isTransportFailure(error)
+        return ErrorClassification.isTransportFailure(error)
     }
 }
 
 extension RefreshingRequestClosure: TaskCancelling {
     func isWaiting(ticket: UInt64) -> Bool {
-        machine.withLock { $0.isWaiting(ticket: ticket) }
+        state.withLock { $0.machine.isWaiting(ticket: ticket) }
     }
 
     func cancelWaiting(ticket: UInt64, recordingIn ledger: CancellationLedger) {
         let now = self.now()
-        let actions = update { machine in
-            let actions = machine.cancel(ticket: ticket, now: now)
+        let actions = updateState { state in
+            let actions = state.machine.cancel(ticket: ticket, now: now)
             if actions.cancelled != nil {
                 // Recorded before the request leaves the lock: whoever sees it answered also
                 // sees it cancelled. Requests that arrive from now on share a new ledger, so that
                 // a ledger records only cancellations of requests that were waiting together.
                 ledger.record(ticket)
-                if machine.taskLedger === ledger { machine.taskLedger = nil }
+                if state.taskLedger === ledger { state.taskLedger = nil }
             }
             return actions
         }

@@ -43,22 +43,15 @@ import FoundationNetworking
 /// the lock, the queue and the timers, and calls user code (`find()`, `refresh()`, the token,
 /// completions, `onEvent`) only outside the lock.
 public final class RefreshingRequestClosure<Authentication: RefreshableAuthentication>: @unchecked Sendable {
-    /// The options this closure was created with, with ``Options/refreshTimeout`` and
-    /// ``Options/abandonAfter`` as the closure uses them (invalid values replaced by defaults,
-    /// the abandon limit resolved).
+    /// The options this closure was created with, with ``Options/abandonAfter`` resolved to the
+    /// limit the closure uses (never `nil`, and at least ``Options/refreshTimeout``).
     public let options: Options
 
-    /// How long a request may wait (for a refresh, or for `find()`) before it fails with
-    /// ``RefreshQueueError/refreshTimedOut``. A completion handler that blocks delays the
-    /// completions after it beyond that: they run one at a time.
-    public var refreshTimeout: TimeInterval { options.refreshTimeout }
-
-    /// How long a refresh may run without ending before it is given up; only then may another
-    /// refresh of the same token start. At least `refreshTimeout`.
-    public let abandonAfter: TimeInterval
+    /// How long a refresh may run without ending before it is given up (``options``' resolved
+    /// ``Options/abandonAfter``).
+    let abandonAfter: TimeInterval
 
     let scheme: AuthorizationScheme
-    let missingAuthentication: MissingAuthenticationPolicy
     let origins: AllowedOrigins
     let requiresAuthentication: @Sendable (URLRequest) -> Bool
     let completionQueue: DispatchQueue?
@@ -68,12 +61,19 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     /// The origins whose requests went out unsigned and were reported (see `reportUnsigned`).
     let unsignedOrigins = Locked<Set<String>>([])
     let now: @Sendable () -> TimeInterval
+    /// The serial queue the pump moves the line on (`find()` and freshness reads run there). It is
+    /// suspended exactly while a refresh holds the line, and suspended and resumed under the lock
+    /// of the event that decided it: so no pump step runs while the line waits for a refresh, a
+    /// refresh that ends between a request joining and the suspension cannot resume a queue that
+    /// was never suspended, and the requests behind the refresh are taken up in arrival order once
+    /// it resumes.
     let queue: DispatchQueue
     /// Where wait timers, the abandon limit and an abandoned refresh's end run: a serial queue
     /// of the closure's own, so that they never wait for a thread of the global pool, which a
     /// `refresh()` that blocks (or any other code) may have taken.
     let timerQueue: DispatchQueue
-    let machine: Locked<RefreshStateMachine>
+    /// The closure's one lock, around the state machine and the ledger handed to waiting tasks.
+    let state: Locked<LockedState>
 
     /// Creates a closure that loads the authentication with `find` when it holds none and
     /// refreshes it with `Authentication.refresh()`.
@@ -114,7 +114,6 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         self.options = options
         self.abandonAfter = abandonAfter
         self.scheme = options.scheme
-        self.missingAuthentication = options.missingAuthentication
         self.origins = options.origins
         self.requiresAuthentication = options.requiresAuthentication
         self.completionQueue = options.completionQueue
@@ -124,16 +123,18 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
         self.now = options.clock
         self.queue = DispatchQueue(label: "RefreshQueue.RefreshingRequestClosure")
         self.timerQueue = DispatchQueue(label: "RefreshQueue.RefreshingRequestClosure.timers")
-        self.machine = Locked(
-            RefreshStateMachine(
-                configuration: .init(
-                    refreshTimeout: options.refreshTimeout, abandonAfter: abandonAfter, window: options.refreshWindow)))
+        self.state = Locked(
+            LockedState(
+                machine: RefreshStateMachine(
+                    configuration: .init(
+                        refreshTimeout: options.refreshTimeout, abandonAfter: abandonAfter,
+                        window: options.refreshWindow, missingAuthentication: options.missingAuthentication))))
     }
 
     deinit {
         // A running refresh and a pending pump keep the closure alive, so the queue is never
         // suspended here. Releasing a suspended DispatchQueue would crash: make sure.
-        if machine.withLock({ $0.isQueueSuspended }) {
+        if state.withLock({ $0.machine.isQueueSuspended }) {
             queue.resume()
         }
     }
@@ -257,7 +258,7 @@ public final class RefreshingRequestClosure<Authentication: RefreshableAuthentic
     /// then says only that it expired on its way, not that refreshing loops.
     private func staleGeneration(rejecting header: String?) -> UInt64? {
         guard let header else { return nil }
-        let held = machine.withLock { machine in machine.credential.map { ($0.value, $0.generation) } }
+        let held = state.withLock { $0.machine.heldCredential }
         guard let (credential, generation) = held, credential.signingHeader == header else { return nil }
         // User code, read outside the lock.
         return credential.isRefreshNeeded ? generation : nil

@@ -11,11 +11,11 @@ import FoundationNetworking
 extension RefreshingRequestClosure: CustomReflectable {
     /// The closure's settings, and whether it holds an authentication; never the token.
     public var customMirror: Mirror {
-        let (holds, waiting) = machine.withLock { ($0.credential != nil, $0.line.count) }
+        let (holds, waiting) = state.withLock { ($0.machine.heldCredential != nil, $0.machine.waitingCount) }
         return Mirror(
             self,
             children: [
-                "refreshTimeout": refreshTimeout,
+                "refreshTimeout": options.refreshTimeout,
                 "abandonAfter": abandonAfter,
                 "headerName": scheme.headerName,
                 "origins": origins,

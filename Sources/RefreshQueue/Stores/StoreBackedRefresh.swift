@@ -240,7 +240,7 @@ struct StoreBackedRefresh<Authentication: RefreshableAuthentication>: Sendable {
                     onSaveFailure(error)
                 }
             case .failure(let error):
-                let reauthenticate = RefreshFailureMeaning.requiresReauthentication(error)
+                let reauthenticate = ErrorClassification.requiresReauthentication(error)
                 if reauthenticate {
                     // Only the session that was refused: a logout or a login meanwhile stays.
                     let removeIfCurrent = { removeIfStored(baseIdentity) }

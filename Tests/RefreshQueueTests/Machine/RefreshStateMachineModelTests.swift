@@ -489,8 +489,8 @@ private struct ModelWorld {
             delivery = Delivery(
                 tickets: answers.waiters.map(\.ticket), onPump: byPump, firstOfPump: byPump, told: false)
         }
-        if machine.delivery.deferred.count > deferredGroups.count {
-            let group = machine.delivery.deferred[deferredGroups.count]
+        if machine.handOut.delivery.deferred.count > deferredGroups.count {
+            let group = machine.handOut.delivery.deferred[deferredGroups.count]
             if delivery == nil { failure = "answers deferred while no group is being delivered (\(label))" }
             record(group, label + ", deferred")
             deferredGroups.append(group.waiters.map(\.ticket))
@@ -504,9 +504,9 @@ private struct ModelWorld {
                 failure = "a second refresh of the same credential started"
             }
             refreshes.append(RunningRefresh(attempt: start.attempt, credential: start.credential))
-            note("  refresh \(start.attempt) of \(name(start.credential)) started\(start.ahead ? " ahead" : "")")
+            note("  refresh \(start.attempt) of \(name(start.credential)) started")
+            abandonTimers.append((start.attempt, start.abandonAt))
         }
-        if let timer = actions.abandonTimer { abandonTimers.append((timer.attempt, timer.at)) }
         if let deadline = actions.waitTimer { waitTimers.append(deadline) }
     }
 

@@ -24,8 +24,7 @@ extension RefreshStateMachine {
         staleGeneration: UInt64? = nil,
         now: TimeInterval
     ) -> (ticket: UInt64, actions: Actions) {
-        let ticket = nextTicket
-        nextTicket &+= 1
+        let ticket = ids.newTicket()
         var rejectedGeneration: UInt64?
         if let staleGeneration, credential?.generation == staleGeneration {
             credential?.knownStale = true
@@ -34,7 +33,7 @@ extension RefreshStateMachine {
             rejectedGeneration = held.generation
             // A refreshed token the server rejects while it is still fresh: refreshing again may
             // loop, so the window counts it. One that expired on its way is no loop.
-            if held.issuedByRefresh, !held.knownStale { countAgainstWindow(now: now) }
+            if held.issuedByRefresh, !held.knownStale { admission.count(now: now) }
             credential?.knownStale = true
         } else if let rejectedHeader, credential == nil {
             noteRejectedWhileUnheld(rejectedHeader)
@@ -47,12 +46,12 @@ extension RefreshStateMachine {
         actions.events.append(.requestWaiting(waiting: line.count))
         switch linePhase {
         case .held:
-            hold?.requests += 1
+            addToHold(1)
             armWaitTimer(into: &actions)
         case .loading, .evaluating:
             armWaitTimer(into: &actions)
         case .moving:
-            if pumpPending { break }
+            if handOut.pumpPending { break }
             if let credential, credential.knownStale, line.count == 1 {
                 needRefresh(now: now, into: &actions)
             } else {
@@ -96,13 +95,12 @@ extension RefreshStateMachine {
         }
         var actions = Actions()
         startAhead(now: now, into: &actions)
-        let ticket = nextTicket
-        nextTicket &+= 1
+        let ticket = ids.newTicket()
         let waiter = Waiter(
             request: probe, completion: completion, ticket: ticket, arrivedAt: now, rejectedGeneration: nil,
             kind: .probe)
-        if refresh?.generation == generation, refresh?.epoch == epoch {
-            probes.append(waiter)
+        if refreshes.running?.generation == generation, refreshes.running?.epoch == ids.epoch {
+            refreshes.running?.probes.append(waiter)
             armWaitTimer(into: &actions)
         } else {
             answer([waiter], .sign(held.value), into: &actions)
@@ -118,12 +116,12 @@ extension RefreshStateMachine {
         var actions = Actions()
         if let waiter = line.remove(ticket: ticket) {
             actions.cancelled = waiter
-            if line.isEmpty, linePhase == .held {
+            if line.isEmpty, linePhase.isHeld {
                 releaseHold(now: now, into: &actions)
             }
-        } else if let index = probes.firstIndex(where: { $0.ticket == ticket }) {
-            actions.cancelled = probes.remove(at: index)
-        } else if let (group, index) = delivery.place(of: ticket), group.claims.take(index) {
+        } else if let index = refreshes.running?.probes.firstIndex(where: { $0.ticket == ticket }) {
+            actions.cancelled = refreshes.running?.probes.remove(at: index)
+        } else if let (group, index) = handOut.delivery.place(of: ticket), group.claims.take(index) {
             actions.cancelled = group.waiters[index]
         }
         return actions
@@ -146,8 +144,9 @@ extension RefreshStateMachine {
     /// Whether the request with `ticket` still waits for its completion to be called: in the
     /// line, beside it, or handed out and not yet taken by the deliverer.
     func isWaiting(ticket: UInt64) -> Bool {
-        if line.contains(ticket: ticket) || probes.contains(where: { $0.ticket == ticket }) { return true }
-        guard let (group, index) = delivery.place(of: ticket) else { return false }
+        if line.contains(ticket: ticket) { return true }
+        if refreshes.running?.probes.contains(where: { $0.ticket == ticket }) == true { return true }
+        guard let (group, index) = handOut.delivery.place(of: ticket) else { return false }
         return !group.claims.isTaken(index)
     }
 
@@ -159,9 +158,9 @@ extension RefreshStateMachine {
     /// finds the line idle and takes the fast path. Returns whether the pump stopped.
     @discardableResult
     mutating func answered(_ count: Int, byPump: Bool = false) -> Bool {
-        unanswered -= count
-        guard byPump, linePhase != .moving || line.isEmpty else { return false }
-        pumpPending = false
+        handOut.unanswered -= count
+        guard byPump, !linePhase.isMoving || line.isEmpty else { return false }
+        handOut.pumpPending = false
         return true
     }
 
@@ -171,7 +170,7 @@ extension RefreshStateMachine {
     /// group at a time keeps completions in arrival order and never runs two at once, whoever
     /// answers: the pump, a timer, a refresh that ended.
     mutating func delivered() -> (next: Answers?, done: Answers?) {
-        delivery.next()
+        handOut.delivery.next()
     }
 
     // MARK: - The pump
@@ -179,19 +178,18 @@ extension RefreshStateMachine {
     /// The pump's next step, on the serial queue.
     mutating func pump(now: TimeInterval) -> PumpStep {
         var actions = Actions()
-        guard linePhase == .moving, let head = line.first else {
-            pumpPending = false
+        guard case .moving(let approval) = linePhase, let head = line.first else {
+            handOut.pumpPending = false
             return .idle(actions)
         }
         if let approval, head.ticket <= approval.throughTicket {
-            self.approval = nil
+            linePhase = .moving(approval: nil)
             answer(line.removeFirst(while: { $0.ticket <= approval.throughTicket }), approval.outcome, into: &actions)
             return .perform(actions)
         }
         dropApproval(into: &actions)
         guard let credential else {
-            linePhase = .loading(epoch: epoch)
-            spentWhileLoading = []
+            linePhase = .loading(epoch: ids.epoch, spent: [])
             armWaitTimer(into: &actions)
             return .find(actions)
         }
@@ -207,26 +205,25 @@ extension RefreshStateMachine {
     /// `find()` returned what it found.
     mutating func found(_ found: HeldCredential?, now: TimeInterval) -> Actions {
         var actions = Actions()
-        guard case .loading(let loadingEpoch) = linePhase else {
+        guard case .loading(let loadingEpoch, let spent) = linePhase else {
             if let found { actions.displaced.append(found) }
             return actions
         }
-        linePhase = .moving
+        linePhase = .moving(approval: nil)
         actions.events.append(.authenticationLoaded(found: found != nil))
-        guard loadingEpoch == epoch, credential == nil else {
+        guard loadingEpoch == ids.epoch, credential == nil else {
             // A logout or a login happened while `find()` ran: what it found may be stale.
             if let found { actions.displaced.append(found) }
             return actions
         }
-        if let header = found?.signingHeader, spentWhileLoading.contains(header) {
+        if let header = found?.signingHeader, spent.contains(header) {
             // A copy of what a refresh ending meanwhile refreshed, read before it ended: spent.
             // The pump asks `find()` again, for what the refresh persisted.
             if let found { actions.displaced.append(found) }
             return actions
         }
         if let found {
-            generations &+= 1
-            credential = Held(value: found, generation: generations, epoch: epoch)
+            credential = Held(value: found, generation: ids.newGeneration())
             if let header = found.signingHeader, rejectedWhileUnheld.contains(header) {
                 // The server rejected this very token while nothing was held: refresh it, do not
                 // send it again.
@@ -234,7 +231,8 @@ extension RefreshStateMachine {
             }
         } else if let first = line.removeFirst() {
             // `find()` is asked again for the next waiter: a login saved meanwhile is seen.
-            answer([first], .missing, into: &actions)
+            let sendsUnsigned = first.kind == .request && configuration.missingAuthentication == .sendUnsigned
+            answer([first], sendsUnsigned ? .sendUnsigned : .fail(.notAuthenticated), into: &actions)
         }
         return actions
     }
@@ -244,7 +242,7 @@ extension RefreshStateMachine {
     mutating func findFailed(_ error: RefreshQueueError, now: TimeInterval) -> Actions {
         var actions = Actions()
         guard case .loading = linePhase else { return actions }
-        linePhase = .moving
+        linePhase = .moving(approval: nil)
         if let first = line.removeFirst() {
             answer([first], .fail(error), into: &actions)
         }
@@ -255,7 +253,7 @@ extension RefreshStateMachine {
     mutating func evaluated(generation: UInt64, freshness: Freshness, now: TimeInterval) -> Actions {
         var actions = Actions()
         guard case .evaluating(let evaluating) = linePhase, evaluating == generation else { return actions }
-        linePhase = .moving
+        linePhase = .moving(approval: nil)
         guard let held = credential, held.generation == generation, !held.knownStale else { return actions }
         switch freshness {
         case .needed:
@@ -266,10 +264,10 @@ extension RefreshStateMachine {
             var signed = waiters
             if freshness == .recommended {
                 startAhead(now: now, into: &actions)
-                if refresh?.generation == generation, refresh?.epoch == epoch {
+                if refreshes.running?.generation == generation, refreshes.running?.epoch == ids.epoch {
                     // `refreshIfNeeded` waits for the refresh ahead; requests do not.
                     signed = waiters.filter { $0.kind == .request }
-                    probes += waiters.filter { $0.kind == .probe }
+                    refreshes.running?.probes += waiters.filter { $0.kind == .probe }
                     armWaitTimer(into: &actions)
                 }
             }

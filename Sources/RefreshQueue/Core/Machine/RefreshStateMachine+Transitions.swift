@@ -9,24 +9,23 @@ extension RefreshStateMachine {
     mutating func needRefresh(now: TimeInterval, into actions: inout Actions) {
         // Everyone in line may have been cancelled meanwhile: the next request decides then.
         guard let held = credential, !line.isEmpty else { return }
-        if refresh != nil {
+        if refreshes.running != nil {
             beginHold(now: now, into: &actions)
             return
         }
-        if let backoff = retryAfter, now < backoff.until {
+        if let backoff = admission.pause(at: now) {
             answer(line.removeAll(), .fail(backoff.error), into: &actions)
             return
         }
-        guard admit(ahead: false, now: now) else {
+        guard admission.admits(ahead: false, now: now, window: configuration.window) else {
             // Once per episode: a loop refused is one thing to report, however many requests it fails.
-            if !refusingRefreshes {
-                refusingRefreshes = true
+            if admission.refuse() {
                 actions.events.append(.refreshRefused(.excessiveRefresh))
             }
             answer(line.removeAll(), .fail(.excessiveRefresh), into: &actions)
             return
         }
-        refusingRefreshes = false
+        admission.started()
         start(held, ahead: false, now: now, into: &actions)
         actions.events.append(.refreshStarted(generation: held.generation))
         beginHold(now: now, into: &actions)
@@ -34,44 +33,23 @@ extension RefreshStateMachine {
 
     /// Starts a refresh ahead of the held credential, if one may start.
     mutating func startAhead(now: TimeInterval, into actions: inout Actions) {
-        guard refresh == nil, let held = credential, !held.knownStale, !held.aheadGivenUp,
+        guard refreshes.running == nil, let held = credential, !held.knownStale, !held.aheadGivenUp,
             now >= held.aheadNotBefore
         else { return }
-        if let backoff = retryAfter, now < backoff.until { return }
+        if admission.pause(at: now) != nil { return }
         // Leave the window room for the refresh that expiry will need.
-        guard admit(ahead: true, now: now) else { return }
+        guard admission.admits(ahead: true, now: now, window: configuration.window) else { return }
         start(held, ahead: true, now: now, into: &actions)
         actions.events.append(.refreshAheadStarted(generation: held.generation))
     }
 
     mutating func start(_ held: Held, ahead: Bool, now: TimeInterval, into actions: inout Actions) {
-        attempts &+= 1
         let attempt = Attempt(
-            id: attempts, generation: held.generation, epoch: epoch, startedAt: now, ahead: ahead,
+            id: ids.newAttempt(), generation: held.generation, epoch: ids.epoch, startedAt: now, ahead: ahead,
             refreshedHeader: held.value.signingHeader)
-        refresh = attempt
-        actions.refresh = StartRefresh(attempt: attempt.id, credential: held.value, ahead: ahead)
-        actions.abandonTimer = AbandonTimer(attempt: attempt.id, at: now + configuration.abandonAfter)
-    }
-
-    /// Whether a refresh may start: the window holds fewer signs of a loop (see
-    /// ``countAgainstWindow(now:)``) than it allows. A refresh ahead leaves one place free, for
-    /// the refresh that expiry will need.
-    mutating func admit(ahead: Bool, now: TimeInterval) -> Bool {
-        let window = configuration.window
-        recentRefreshes.removeAll { now - $0.startedAt >= window.interval }
-        // The window has room again: a later refusal starts a new episode, reported anew.
-        if recentRefreshes.count < window.maximumRefreshes { refusingRefreshes = false }
-        let limit = ahead ? window.maximumRefreshes - 1 : window.maximumRefreshes
-        return recentRefreshes.count < limit
-    }
-
-    /// Counts a refresh that a loop caused against the window: one whose result already needed a
-    /// refresh, one whose result the server rejected, or one the server refused (a failure that
-    /// is not the network's). Refreshes that tokens' lifetimes call for, ahead or at expiry, are
-    /// not counted: short-lived tokens must never lock the app out.
-    mutating func countAgainstWindow(now: TimeInterval) {
-        recentRefreshes.append(StartedRefresh(startedAt: now))
+        refreshes.running = attempt
+        actions.refresh = StartRefresh(
+            attempt: attempt.id, credential: held.value, abandonAt: now + configuration.abandonAfter)
     }
 
     /// After a failed refresh ahead: the next one waits, longer after each failure; after a
@@ -85,40 +63,49 @@ extension RefreshStateMachine {
     }
 
     mutating func beginHold(now: TimeInterval, into actions: inout Actions) {
-        if linePhase != .held {
-            linePhase = .held
+        if !linePhase.isHeld {
+            dropApproval(into: &actions)
+            linePhase = .held(HoldRecord(startedAt: line.first?.arrivedAt ?? now, requests: line.count))
             actions.queue = .suspend
-            hold = HoldRecord(startedAt: line.first?.arrivedAt ?? now, requests: line.count)
         }
         armWaitTimer(into: &actions)
     }
 
-    mutating func releaseHold(now: TimeInterval, into actions: inout Actions) {
-        guard linePhase == .held else { return }
-        linePhase = .moving
-        actions.queue = actions.queue == .suspend ? .none : .resume
-        if let hold {
-            actions.events.append(.refreshHeldRequests(count: hold.requests, duration: now - hold.startedAt))
-            self.hold = nil
+    /// `count` more waiters wait in the held line.
+    mutating func addToHold(_ count: Int) {
+        guard case .held(var record) = linePhase else { return }
+        record.requests += count
+        linePhase = .held(record)
+    }
+
+    /// The line moves again, if a refresh held it; every waiter now in it is answered with
+    /// `approving`, when given, as the pump reaches it.
+    mutating func releaseHold(now: TimeInterval, approving: Outcome? = nil, into actions: inout Actions) {
+        guard case .held(let record) = linePhase else { return }
+        let approval = approving.flatMap { outcome in
+            line.lastTicket.map { Approval(throughTicket: $0, outcome: outcome) }
         }
-        if !line.isEmpty, !pumpPending {
+        linePhase = .moving(approval: approval)
+        actions.queue = actions.queue == .suspend ? .none : .resume
+        actions.events.append(.refreshHeldRequests(count: record.requests, duration: now - record.startedAt))
+        if !line.isEmpty, !handOut.pumpPending {
             schedulePump(into: &actions)
         }
     }
 
-    /// Every waiter now in the line is answered with `outcome` when the pump reaches it.
-    mutating func approveLine(_ outcome: Outcome, into actions: inout Actions) {
-        guard let last = line.lastTicket else { return }
-        dropApproval(into: &actions)
-        approval = Approval(throughTicket: last, outcome: outcome)
+    /// Forgets the approval of a moving line. Its outcome may hold the last reference to the
+    /// app's error (or a credential): it is released with the actions, after the lock, since its
+    /// `deinit` is user code.
+    mutating func dropApproval(into actions: inout Actions) {
+        guard case .moving(let approval?) = linePhase else { return }
+        actions.displaced.append(approval)
+        linePhase = .moving(approval: nil)
     }
 
-    /// Forgets the approval. Its outcome may hold the last reference to the app's error (or a
-    /// credential): it is released with the actions, after the lock, since its `deinit` is user
-    /// code.
-    mutating func dropApproval(into actions: inout Actions) {
-        if let old = approval { actions.displaced.append(old) }
-        approval = nil
+    /// The line leaves the moving phase for `phase`, dropping its approval.
+    mutating func leaveMoving(for phase: LinePhase, into actions: inout Actions) {
+        dropApproval(into: &actions)
+        linePhase = phase
     }
 
     mutating func forgetCredential(into actions: inout Actions) {
@@ -126,9 +113,10 @@ extension RefreshStateMachine {
         credential = nil
     }
 
+    /// The probes waiting for the running refresh, which no longer keeps them.
     mutating func takeProbes() -> [Waiter] {
-        defer { probes = [] }
-        return probes
+        defer { refreshes.running?.probes = [] }
+        return refreshes.running?.probes ?? []
     }
 
     /// Settles the probes of a refresh whose result no longer says anything about what is held
@@ -142,17 +130,17 @@ extension RefreshStateMachine {
         for probe in probes { line.insert(probe) }
         switch linePhase {
         case .held:
-            hold?.requests += probes.count
+            addToHold(probes.count)
             armWaitTimer(into: &actions)
         case .loading, .evaluating:
             armWaitTimer(into: &actions)
         case .moving:
-            if !pumpPending { schedulePump(into: &actions) }
+            if !handOut.pumpPending { schedulePump(into: &actions) }
         }
     }
 
     mutating func schedulePump(into actions: inout Actions) {
-        pumpPending = true
+        handOut.pumpPending = true
         actions.schedulePump = true
     }
 
@@ -162,8 +150,8 @@ extension RefreshStateMachine {
     mutating func answer(_ waiters: [Waiter], _ outcome: Outcome, into actions: inout Actions) {
         guard !waiters.isEmpty else { return }
         assert(actions.answers == nil, "one event answers one group of waiters")
-        unanswered += waiters.count
-        actions.answers = delivery.handOut(Answers(waiters: waiters, outcome: outcome))
+        handOut.unanswered += waiters.count
+        actions.answers = handOut.delivery.handOut(Answers(waiters: waiters, outcome: outcome))
     }
 
     /// Arms a wait timer for the earliest deadline still to come, unless one is armed for it.

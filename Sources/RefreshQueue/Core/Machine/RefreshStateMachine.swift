@@ -17,6 +17,12 @@ import Foundation
 ///                       │ abandon limit: forget the refresh; waiters decide again
 /// ```
 ///
+/// Its state is a few parts, each with rules of its own: the held credential, the line and its
+/// phase (a case carries what only that phase needs: the hold's start, what a refresh spent while
+/// `find()` ran, the outcome a refresh's end approved the line for), the refreshes (the one
+/// running, with the `refreshIfNeeded` calls that wait for it, and those given up), the
+/// identifiers, the hand-out of answers, and the admission of new refreshes (``Admission``).
+///
 /// The rules it keeps:
 /// - At most one refresh runs at a time, so never two of the same token. Timeouts belong to
 ///   waits, not to the refresh: waiters fail after `refreshTimeout`, the refresh runs on, later
@@ -37,6 +43,8 @@ struct RefreshStateMachine: Sendable {
         /// When a refresh that has not ended is given up.
         var abandonAfter: TimeInterval
         var window: RefreshWindow
+        /// What a request gets when `find()` finds nothing.
+        var missingAuthentication: MissingAuthenticationPolicy = .fail
     }
 
     let configuration: Configuration
@@ -44,53 +52,28 @@ struct RefreshStateMachine: Sendable {
     // MARK: - State
     //
     // Internal, not private, only so that the machine's extensions in the files next to this one
-    // can use it: nothing else reads or writes it (the driver sees `Actions` and `snapshot`).
+    // can use it: the driver sees `Actions`, `fastPath()` and `snapshot`.
 
     /// The authentication that signs, if one is held.
     var credential: Held?
-    /// The waiting requests, in arrival order.
-    var line = WaitLine()
-    /// What the line is waiting for.
-    var linePhase: LinePhase = .moving
-    /// The refresh in flight, if any.
-    var refresh: Attempt?
-    /// Attempts given up at the abandon limit whose result may still arrive.
-    var abandoned: [Attempt] = []
-    /// `refreshIfNeeded` callers waiting for the refresh ahead in flight.
-    var probes: [Waiter] = []
-    /// Waiters in the line up to this ticket are answered this way, without another look.
-    var approval: Approval?
-    var epoch: UInt64 = 0
-    var generations: UInt64 = 0
-    var attempts: UInt64 = 0
-    var lastAdoptedAttempt: UInt64 = 0
-    var nextTicket: UInt64 = 0
-    /// The driver's, kept here under the same lock: the ledger it hands to the tasks of requests
-    /// that start waiting. The machine never reads it.
-    var taskLedger: CancellationLedger?
-    /// A pump is enqueued or running; it asks for the next step until told `idle`.
-    var pumpPending = false
-    /// Waiters handed out for answering and not yet reported answered.
-    var unanswered = 0
-    /// Whether a group of answers is being delivered, and the groups handed out meanwhile.
-    var delivery = Delivery.idle
-    /// The earliest wait timer armed and not yet fired.
-    var timerDeadline: TimeInterval?
-    /// When refreshes that a loop caused were counted against the refresh window.
-    var recentRefreshes: [StartedRefresh] = []
-    /// The window refused a refresh, and no refresh has started since: the refusal was reported.
-    var refusingRefreshes = false
-    /// No refresh before `until`: the server asked for a pause (`Retry-After`).
-    var retryAfter: Backoff?
-    /// When the current hold began and how many requests it held.
-    var hold: HoldRecord?
-    /// The header values of what refreshes that succeeded after an `invalidate()` refreshed, while
-    /// the current `find()` ran: a copy it read of one of them is spent (see ``found(_:now:)``).
-    var spentWhileLoading: [String] = []
     /// The header values the server rejected (HTTP 401) while nothing was held, after an
     /// `invalidate()`: a copy `find()` reads of one of them is known stale, and is refreshed
     /// rather than sent again (see ``found(_:now:)``).
     var rejectedWhileUnheld: [String] = []
+    /// The waiting requests, in arrival order.
+    var line = WaitLine()
+    /// What the line is waiting for, with what only that phase needs.
+    var linePhase: LinePhase = .moving(approval: nil)
+    /// The refresh in flight and those given up.
+    var refreshes = Refreshes()
+    /// The numbers that tell epochs, generations, attempts and requests apart.
+    var ids = Identifiers()
+    /// Who answers: the pump, and the groups of answers handed out.
+    var handOut = HandOut()
+    /// Whether a refresh may start: the refresh window and a `Retry-After` pause.
+    var admission = Admission()
+    /// The earliest wait timer armed and not yet fired.
+    var timerDeadline: TimeInterval?
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -101,8 +84,8 @@ struct RefreshStateMachine: Sendable {
     /// The credential to sign with at once: one is held, nobody waits or is being answered, and
     /// it is not known to be stale.
     func fastPath() -> FastPath? {
-        guard line.isEmpty, unanswered == 0, !pumpPending, let credential, !credential.knownStale else { return nil }
-        let wantsRecommendation = refresh == nil && !credential.aheadGivenUp
+        guard line.isEmpty, handOut.isIdle, let credential, !credential.knownStale else { return nil }
+        let wantsRecommendation = refreshes.running == nil && !credential.aheadGivenUp
         return FastPath(
             credential: credential.value, generation: credential.generation,
             recommendationAfter: wantsRecommendation ? credential.aheadNotBefore : nil)
@@ -116,34 +99,54 @@ struct RefreshStateMachine: Sendable {
         case .held, .loading, .evaluating: earliest = line.first?.arrivedAt
         case .moving: break
         }
-        if let probe = probes.first?.arrivedAt { earliest = min(earliest ?? probe, probe) }
+        if let probe = refreshes.running?.probes.first?.arrivedAt { earliest = min(earliest ?? probe, probe) }
         return earliest.map { $0 + configuration.refreshTimeout }
     }
 
+    /// The held credential and its generation, if one is held.
+    var heldCredential: (HeldCredential, UInt64)? {
+        credential.map { ($0.value, $0.generation) }
+    }
+
+    /// How many requests wait in the line.
+    var waitingCount: Int { line.count }
+
     /// Whether the serial queue is suspended now.
-    var isQueueSuspended: Bool { linePhase == .held }
+    var isQueueSuspended: Bool { linePhase.isHeld }
 }
 
 // MARK: - Parts of the state
 
 extension RefreshStateMachine {
-    /// What the line waits for.
-    enum LinePhase: Sendable, Equatable {
-        /// Nothing: the pump moves it (it is scheduled whenever the line is not empty).
-        case moving
-        /// The pump calls `find()` for the front, in `epoch`.
-        case loading(epoch: UInt64)
+    /// What the line waits for, with what only that phase needs.
+    enum LinePhase: Sendable {
+        /// Nothing: the pump moves it (it is scheduled whenever the line is not empty). Waiters
+        /// up to the approval's ticket are answered its way, without another look.
+        case moving(approval: Approval?)
+        /// The pump calls `find()` for the front, in `epoch`. `spent`: the header values of what
+        /// refreshes that succeeded after an `invalidate()` refreshed while `find()` ran; a copy
+        /// it read of one of them is spent (see ``found(_:now:)``).
+        case loading(epoch: UInt64, spent: [String])
         /// The pump reads the held credential's freshness.
         case evaluating(generation: UInt64)
-        /// The running refresh: the queue is suspended.
-        case held
+        /// The running refresh holds the line: the queue is suspended.
+        case held(HoldRecord)
+
+        var isMoving: Bool {
+            if case .moving = self { return true }
+            return false
+        }
+
+        var isHeld: Bool {
+            if case .held = self { return true }
+            return false
+        }
     }
 
     /// The held credential and what is known of it.
     struct Held: Sendable {
         let value: HeldCredential
         let generation: UInt64
-        let epoch: UInt64
         /// A refresh is needed (read once; staleness only grows) or the server rejected it.
         var knownStale = false
         /// Failed refreshes ahead of this generation, and when the next may start.
@@ -164,6 +167,8 @@ extension RefreshStateMachine {
         /// The header value of the authentication it refreshes: one found again after
         /// ``RefreshStateMachine/invalidate(now:)`` that carries it is the very one refreshed.
         let refreshedHeader: String?
+        /// `refreshIfNeeded` callers waiting beside the line for this refresh (ahead) to end.
+        var probes: [Waiter] = []
         /// Which of its waiters timed out, if any.
         var timedOut = TimedOut.none
         /// Some of its waiters timed out: a success is adopted late.
@@ -180,6 +185,64 @@ extension RefreshStateMachine {
         }
     }
 
+    /// The refresh in flight, if any, and the attempts given up at the abandon limit whose
+    /// result may still arrive (the last few).
+    struct Refreshes: Sendable {
+        var running: Attempt?
+        private(set) var abandoned: [Attempt] = []
+
+        /// Gives up the running attempt; returns it with the probes that waited for it, which
+        /// the abandoned attempt no longer keeps.
+        mutating func abandonRunning() -> Attempt? {
+            guard var attempt = running else { return nil }
+            running = nil
+            let given = attempt
+            attempt.probes = []
+            abandoned.append(attempt)
+            if abandoned.count > 8 { abandoned.removeFirst() }
+            return given
+        }
+
+        /// Takes the attempt `id`, running or abandoned: `onTime` when it was running.
+        mutating func take(_ id: UInt64) -> (attempt: Attempt, onTime: Bool)? {
+            if let attempt = running, attempt.id == id {
+                running = nil
+                return (attempt, true)
+            }
+            guard let index = abandoned.firstIndex(where: { $0.id == id }) else { return nil }
+            return (abandoned.remove(at: index), false)
+        }
+    }
+
+    /// The numbers that tell things apart. Each only grows (wrapping, after 2⁶⁴ steps).
+    struct Identifiers: Sendable {
+        /// Bumped by `invalidate()` and `adopt(_:)`: what started in an older epoch is stale.
+        var epoch: UInt64 = 0
+        /// The generation of the credential held last: each one found, refreshed or adopted.
+        var generation: UInt64 = 0
+        /// The last refresh attempt started, and the last whose result was adopted (or that an
+        /// `adopt(_:)` outdated).
+        var attempt: UInt64 = 0
+        var lastAdoptedAttempt: UInt64 = 0
+        /// The ticket the next waiter gets.
+        var nextTicket: UInt64 = 0
+
+        mutating func newTicket() -> UInt64 {
+            defer { nextTicket &+= 1 }
+            return nextTicket
+        }
+
+        mutating func newGeneration() -> UInt64 {
+            generation &+= 1
+            return generation
+        }
+
+        mutating func newAttempt() -> UInt64 {
+            attempt &+= 1
+            return attempt
+        }
+    }
+
     struct Approval: Sendable {
         let throughTicket: UInt64
         let outcome: Outcome
@@ -189,17 +252,6 @@ extension RefreshStateMachine {
         let startedAt: TimeInterval
         var requests: Int
     }
-}
-
-/// A refresh counted against the refresh window.
-struct StartedRefresh: Sendable {
-    let startedAt: TimeInterval
-}
-
-/// A `Retry-After` in force: until `until`, refreshes fail with `error`.
-struct Backoff: Sendable {
-    let until: TimeInterval
-    let error: RefreshQueueError
 }
 
 extension RefreshStateMachine {
@@ -233,10 +285,10 @@ extension RefreshStateMachine {
     var snapshot: Snapshot {
         return Snapshot(
             credential: credential?.value, generation: credential?.generation, waiting: line.count,
-            probes: probes.count, isHeld: linePhase == .held, isMoving: linePhase == .moving,
-            pumpPending: pumpPending, unanswered: unanswered, delivering: delivery.isBusy,
-            deferred: delivery.deferred.reduce(0) { $0 + $1.waiters.count }, refreshAttempt: refresh?.id,
-            refreshGeneration: refresh?.generation,
+            probes: refreshes.running?.probes.count ?? 0, isHeld: linePhase.isHeld, isMoving: linePhase.isMoving,
+            pumpPending: handOut.pumpPending, unanswered: handOut.unanswered, delivering: handOut.delivery.isBusy,
+            deferred: handOut.delivery.deferred.reduce(0) { $0 + $1.waiters.count },
+            refreshAttempt: refreshes.running?.id, refreshGeneration: refreshes.running?.generation,
             earliestWaitDeadline: earliestWaitDeadline, armedWaitTimer: timerDeadline)
     }
 }
