@@ -32,7 +32,7 @@ struct AuthorizationTaskTests {
         let copy = task
         copy.cancel()
         #expect(task.isCancelled && task.isCompleted)
-        #expect(results.results[0]?.refreshQueueError?.name == "cancelled")
+        #expect(results.results[0]?.refreshQueueError == .cancelled)
         task.cancel()
         service.completePending()
         // A request sent after the refresh is signed at once: the cancelled one was never answered again.
@@ -118,7 +118,7 @@ struct AuthorizationTaskTests {
         service.completePending()
         await results.wait(for: 6)
         #expect([2, 3, 4].allSatisfy { results.results[$0]?.authorization == "Bearer token-1" })
-        #expect([0, 1, 5].allSatisfy { results.results[$0]?.refreshQueueError?.name == "cancelled" })
+        #expect([0, 1, 5].allSatisfy { results.results[$0]?.refreshQueueError == .cancelled })
         #expect(results.duplicates.isEmpty)
     }
 
@@ -161,7 +161,7 @@ struct AuthorizationTaskTests {
             let cancelled = index.isMultiple(of: 2)
             #expect(all[index]?.isCancelled == cancelled)
             #expect(all[index]?.isCompleted == true)
-            #expect((results.results[index]?.refreshQueueError?.name == "cancelled") == cancelled)
+            #expect((results.results[index]?.refreshQueueError == .cancelled) == cancelled)
         }
     }
 }

@@ -31,7 +31,7 @@ struct CancelAllTests {
         // Answered on this thread before cancelAll() returned, or by the deliverer at once.
         #expect(await results.wait(for: 100, timeout: 1))
         #expect(results.duplicates.isEmpty)
-        #expect(results.results.values.allSatisfy { $0.refreshQueueError?.name == "cancelled" })
+        #expect(results.results.values.allSatisfy { $0.refreshQueueError == .cancelled })
         #expect(service.refreshCount == 1)
         // After a login, the closure signs again.
         closure.adopt(service.authentication("logged-in"))
@@ -57,7 +57,7 @@ struct CancelAllTests {
         #expect(await later.wait(for: 1))
         #expect(later.results[0]?.authorization == "Bearer token-1")
         #expect(service.refreshCount == 1)
-        #expect(first.results.values.allSatisfy { $0.refreshQueueError?.name == "cancelled" })
+        #expect(first.results.values.allSatisfy { $0.refreshQueueError == .cancelled })
     }
 
     @Test func refreshIfNeededCallersAreCancelledToo() async throws {

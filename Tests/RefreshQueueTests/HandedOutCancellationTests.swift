@@ -56,7 +56,7 @@ struct HandedOutCancellationTests {
         second.cancel()
         // Completed at once, on this thread, with `cancelled`.
         #expect(second.isCancelled, "cancel() did nothing: the request had been handed out")
-        #expect(results.results[1]?.refreshQueueError?.name == "cancelled")
+        #expect(results.results[1]?.refreshQueueError == .cancelled)
         gate.signal()
         await results.wait(for: 1)
         #expect(results.duplicates.isEmpty)
@@ -91,7 +91,7 @@ struct HandedOutCancellationTests {
         let wrong = (1...count).filter { index in
             let result = results.results[index]
             return cancelled.contains(index)
-                ? result?.refreshQueueError?.name != "cancelled" : result?.authorization == nil
+                ? result?.refreshQueueError != .cancelled : result?.authorization == nil
         }
         #expect(wrong.count == 0, "requests completed the wrong way: \(wrong.prefix(10))")
     }

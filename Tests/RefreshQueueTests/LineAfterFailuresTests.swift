@@ -53,7 +53,7 @@ struct LineAfterFailuresTests {
         #expect(await results.wait(for: 3, timeout: 10))
         let waited = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
         #expect(waited >= 0.3)
-        #expect(results.results.values.allSatisfy { $0.refreshQueueError?.name == "refreshTimedOut" })
+        #expect(results.results.values.allSatisfy { $0.refreshQueueError == .refreshTimedOut })
         release.signal()
         let signed = try await closure.authorize(makeRequest())
         #expect(signed.value(forHTTPHeaderField: "Authorization") == "Bearer found")

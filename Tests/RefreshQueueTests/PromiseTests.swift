@@ -142,7 +142,7 @@ struct PromiseTests {
             await #expect {
                 try await closure.authorize(makeRequest())
             } throws: { error in
-                (error as? RefreshQueueError)?.name == "notAuthenticated"
+                (error as? RefreshQueueError) == .notAuthenticated
             }
         }
         try store.save(service.authentication("new-login"))

@@ -71,7 +71,7 @@ struct RefreshingRequestClosureTests {
         let results = Results()
         closure.authorize(makeRequest()) { results.record(0, $0) }
         await results.wait(for: 1)
-        #expect(results.results[0]?.refreshQueueError?.name == "invalidToken")
+        #expect(results.results[0]?.refreshQueueError == .invalidToken)
     }
 
     // MARK: - Single flight
@@ -149,7 +149,7 @@ struct RefreshingRequestClosureTests {
         await #expect {
             try await closure.authorize(makeRequest())
         } throws: { error in
-            (error as? RefreshQueueError)?.name == "notAuthenticated"
+            (error as? RefreshQueueError) == .notAuthenticated
         }
     }
 
@@ -193,7 +193,7 @@ struct RefreshingRequestClosureTests {
         let results = Results()
         closure.authorizeConcurrently(200, into: results)
         await results.wait(for: 200)
-        #expect(results.results.values.allSatisfy { $0.refreshQueueError?.name == "refreshTimedOut" })
+        #expect(results.results.values.allSatisfy { $0.refreshQueueError == .refreshTimedOut })
 
         // The refresh succeeds after all: its (possibly rotated) token must not be lost.
         service.completePending()
@@ -258,7 +258,7 @@ struct RefreshingRequestClosureTests {
         await #expect {
             try await closure.authorize(makeRequest())
         } throws: { error in
-            (error as? RefreshQueueError)?.name == "refreshTimedOut"
+            (error as? RefreshQueueError) == .refreshTimedOut
         }
         holder.withLock { $0 = nil }
     }
@@ -314,7 +314,7 @@ struct RefreshingRequestClosureTests {
         let results = Results()
         closure.authorizeConcurrently(1_000, into: results)
         await results.wait(for: 1_000)
-        #expect(results.results.values.allSatisfy { $0.refreshQueueError?.name == "excessiveRefresh" })
+        #expect(results.results.values.allSatisfy { $0.refreshQueueError == .excessiveRefresh })
         #expect(service.refreshCount <= RefreshWindow.default.maximumRefreshes)
         for _ in 0..<50 {
             _ = try? await closure.authorize(makeRequest())
@@ -352,8 +352,8 @@ struct RefreshingRequestClosureTests {
         first.cancel()
         third.cancel()
         #expect(results.count == 2)
-        #expect(results.results[0]?.refreshQueueError?.name == "cancelled")
-        #expect(results.results[2]?.refreshQueueError?.name == "cancelled")
+        #expect(results.results[0]?.refreshQueueError == .cancelled)
+        #expect(results.results[2]?.refreshQueueError == .cancelled)
         #expect(first.isCancelled && third.isCancelled && !second.isCancelled)
         service.completePending()
         await results.wait(for: 3)
@@ -392,7 +392,7 @@ struct RefreshingRequestClosureTests {
         }
         await results.wait(for: 1_000)
         #expect(results.duplicates.isEmpty)
-        #expect(results.results.values.allSatisfy { $0.refreshQueueError?.name == "refreshTimedOut" })
+        #expect(results.results.values.allSatisfy { $0.refreshQueueError == .refreshTimedOut })
         service.completePending()
 
         let signedAfterRelease = Results()

@@ -75,7 +75,7 @@ struct RequestClosureTests {
 
     @Test func authenticationErrorsAreMappedIntoTheProvidersErrorType() async {
         let error = await underlyingError(through: TokenService())
-        #expect((error as? RefreshQueueError)?.name == "notAuthenticated")
+        #expect((error as? RefreshQueueError) == .notAuthenticated)
     }
 
     /// A refresh that failed with an error of the provider's type (through a token provider of

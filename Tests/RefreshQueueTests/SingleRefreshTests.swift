@@ -27,7 +27,7 @@ struct SingleRefreshTests {
         let first = Results()
         closure.authorizeConcurrently(50, into: first)
         await first.wait(for: 50)
-        #expect(first.results.values.allSatisfy { $0.refreshQueueError?.name == "refreshTimedOut" })
+        #expect(first.results.values.allSatisfy { $0.refreshQueueError == .refreshTimedOut })
 
         // The refresh is still running: requests now wait for it rather than refresh again.
         let overrun = Results()
@@ -57,7 +57,7 @@ struct SingleRefreshTests {
             let wave = Results()
             closure.authorizeConcurrently(20, into: wave)
             await wave.wait(for: 20)
-            #expect(wave.results.values.allSatisfy { $0.refreshQueueError?.name == "refreshTimedOut" })
+            #expect(wave.results.values.allSatisfy { $0.refreshQueueError == .refreshTimedOut })
             #expect(service.refreshCount == 1)
         }
 
@@ -74,7 +74,7 @@ struct SingleRefreshTests {
     {
         // The first refresh hangs past the abandon limit; only then does a second one start.
         let (service, events, closure, early) = await aRefreshHungUntilAbandoned()
-        #expect(early?.refreshQueueError?.name == "refreshTimedOut")
+        #expect(early?.refreshQueueError == .refreshTimedOut)
         #expect(service.refreshCount == 1)
         let waiting = Results()
         closure.authorize(makeRequest()) { waiting.record(0, $0) }
@@ -643,7 +643,7 @@ struct AdoptAndRefreshIfNeededTests {
         await #expect {
             try await closure.refreshIfNeeded()
         } throws: { error in
-            (error as? RefreshQueueError)?.name == "notAuthenticated"
+            (error as? RefreshQueueError) == .notAuthenticated
         }
     }
 }
@@ -655,7 +655,7 @@ struct StoreRefusalTests {
 
     @Test func aLogoutDuringTheRefreshIsNotUndoneAndTheWaitingRequestsFailAsNotAuthenticated() async {
         let (results, store) = await refreshing(whileTheStore: { try? $0.remove() })
-        #expect(results.results.values.allSatisfy { $0.refreshQueueError?.name == "notAuthenticated" })
+        #expect(results.results.values.allSatisfy { $0.refreshQueueError == .notAuthenticated })
         #expect(store.load() == nil)
     }
 

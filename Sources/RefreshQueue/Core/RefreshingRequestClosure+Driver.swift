@@ -348,13 +348,16 @@ extension RefreshingRequestClosure {
         }
     }
 
-    /// Performs what is left of `actions` after the lock: events, the refresh, timers, then the
-    /// answers, so that neither the refresh nor a timer waits for completion handlers. What they
-    /// displaced is released when they go out of scope, here, outside the lock.
+    /// Performs what is left of `actions` after the lock: a cancelled request's completion, events,
+    /// the refresh, timers, then the answers, so that neither the refresh nor a timer waits for
+    /// completion handlers. What they displaced is released when they go out of scope, here,
+    /// outside the lock.
     ///
     /// - Returns: Whether the pump stopped with the answers (`byPump`: the pump performs them).
     @discardableResult
     func perform(_ actions: Machine.Actions, byPump: Bool = false) -> Bool {
+        // A request taken out by its cancellation completes first, at once, on the cancelling thread.
+        actions.cancelled?.completion(.failure(RefreshQueueError.cancelled))
         for event in actions.events {
             onEvent?(event)
         }
@@ -418,7 +421,6 @@ extension RefreshingRequestClosure: TaskCancelling {
             }
             return actions
         }
-        actions.cancelled?.completion(.failure(RefreshQueueError.cancelled))
         perform(actions)
     }
 }
