@@ -131,6 +131,23 @@ struct LineTransitionTests {
         #expect(step.actions.eventTexts == ["refresh started (generation 1)"])
     }
 
+    /// Only the pump's steps report what `find()` found and what a freshness read said: either
+    /// report in another phase is a bug, and stops the program naming the phase.
+    @Test func aReportOfFindOrOfAFreshnessReadInAnotherPhaseStopsTheProgram() async {
+        let found = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            var machine = MachineStep.machine()
+            _ = machine.found(nil, now: 0)
+        }
+        #expect(found.map { String(decoding: $0.standardErrorContent, as: UTF8.self) }?.contains("moving") == true)
+        await #expect(processExitsWith: .failure) {
+            var machine = MachineStep.machine()
+            _ = machine.adopt(MachineStep.credential("held"), now: 0)
+            _ = MachineStep.arrive(&machine)
+            _ = machine.pump(now: 0)
+            _ = machine.evaluated(generation: 2, freshness: .fresh, now: 0)
+        }
+    }
+
     // MARK: - Evaluating
 
     @Test func aFreshCredentialSignsEveryWaiterInOneGroupInArrivalOrder() {

@@ -202,12 +202,12 @@ extension RefreshStateMachine {
         return .evaluate(credential.value, generation: credential.generation, actions)
     }
 
-    /// `find()` returned what it found.
+    /// `find()` returned what it found. Only the pump's `find` step reports it, and nothing but
+    /// this report and ``findFailed(_:now:)`` ends the loading phase: any other phase is a bug.
     mutating func found(_ found: HeldCredential?, now: TimeInterval) -> Actions {
         var actions = Actions()
         guard case .loading(let loadingEpoch, let spent) = linePhase else {
-            if let found { actions.displaced.append(found) }
-            return actions
+            preconditionFailure("find() reported while the line is \(linePhase.name), not loading")
         }
         linePhase = .moving(approval: nil)
         actions.events.append(.authenticationLoaded(found: found != nil))
@@ -241,7 +241,9 @@ extension RefreshStateMachine {
     /// the front fails with `error`; the next one asks again.
     mutating func findFailed(_ error: RefreshQueueError, now: TimeInterval) -> Actions {
         var actions = Actions()
-        guard case .loading = linePhase else { return actions }
+        guard case .loading = linePhase else {
+            preconditionFailure("find() failed while the line is \(linePhase.name), not loading")
+        }
         linePhase = .moving(approval: nil)
         if let first = line.removeFirst() {
             answer([first], .fail(error), into: &actions)
@@ -249,10 +251,15 @@ extension RefreshStateMachine {
         return actions
     }
 
-    /// The pump read the freshness of `generation`.
+    /// The pump read the freshness of `generation`. Only the pump's `evaluate` step reports it, for
+    /// the generation it evaluates, and nothing else ends the evaluating phase: anything else is a
+    /// bug. What the app did meanwhile (`adopt(_:)`, `invalidate()`, a 401) is expected: the
+    /// freshness read then says nothing about what is held, and nothing is decided on it.
     mutating func evaluated(generation: UInt64, freshness: Freshness, now: TimeInterval) -> Actions {
         var actions = Actions()
-        guard case .evaluating(let evaluating) = linePhase, evaluating == generation else { return actions }
+        guard case .evaluating(let evaluating) = linePhase, evaluating == generation else {
+            preconditionFailure("a freshness read of generation \(generation) while the line is \(linePhase.name)")
+        }
         linePhase = .moving(approval: nil)
         guard let held = credential, held.generation == generation, !held.knownStale else { return actions }
         switch freshness {

@@ -141,6 +141,16 @@ extension RefreshStateMachine {
             if case .held = self { return true }
             return false
         }
+
+        /// The phase's name, without what it carries, for a failed precondition's message.
+        var name: String {
+            switch self {
+            case .moving: return "moving"
+            case .loading: return "loading"
+            case .evaluating(let generation): return "evaluating generation \(generation)"
+            case .held: return "held"
+            }
+        }
     }
 
     /// The held credential and what is known of it.
