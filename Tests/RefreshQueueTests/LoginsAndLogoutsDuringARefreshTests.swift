@@ -9,8 +9,8 @@ import FoundationNetworking
 #endif
 
 /// Sentences of the documentation articles, each checked through the public API only.
-@Suite("Article claims, through the public API", .timeLimit(.minutes(1)))
-struct ArticleClaimTests {
+@Suite("Logins, logouts and bursts while a refresh runs", .timeLimit(.minutes(1)))
+struct LoginsAndLogoutsDuringARefreshTests {
     typealias Results = Completions<Result<URLRequest, any Error>>
 
     /// Refreshes that a test completes by hand, counted.

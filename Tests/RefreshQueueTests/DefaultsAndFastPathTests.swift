@@ -10,8 +10,8 @@ import FoundationNetworking
 #endif
 
 /// The README's promises and defaults, each pinned, so that changing one is a deliberate act.
-@Suite("README promises and defaults", .timeLimit(.minutes(2)))
-struct PromiseTests {
+@Suite("Defaults, the fast path, Retry-After and invalid_grant", .timeLimit(.minutes(2)))
+struct DefaultsAndFastPathTests {
     @Test func theDefaultsAreThirtySecondsFourTimesThatFiveRefreshesInThirtySecondsAndBearer() {
         let closure = RefreshingRequestClosure<FakeAuthentication>()
         #expect(closure.options.refreshTimeout == 30)

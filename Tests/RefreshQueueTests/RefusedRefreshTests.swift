@@ -10,8 +10,8 @@ import FoundationNetworking
 
 /// Sentences of the README, each checked as a user of the library sees it: through its public
 /// API only.
-@Suite("README claims, through the public API", .timeLimit(.minutes(1)))
-struct ReadmeClaimTests {
+@Suite("A refused refresh: its event and its error", .timeLimit(.minutes(1)))
+struct RefusedRefreshTests {
     /// An error of an app's own `refresh()` that quotes the refresh token it sent.
     struct RefreshRejected: Error {
         let refreshToken: String
@@ -69,7 +69,7 @@ struct ReadmeClaimTests {
 /// `onReauthenticationRequired` is called once; after a refused refresh *ahead* (the first refresh
 /// a token with an expiry meets), the access token still held signs requests until it needs a
 /// refresh, and from then on requests fail with `notAuthenticated`, with no further refresh.
-@Suite("README: a refresh ahead refused with invalid_grant", .timeLimit(.minutes(1)))
+@Suite("A refresh ahead refused with invalid_grant", .timeLimit(.minutes(1)))
 struct RefusedRefreshAheadTests {
     /// Whether the token has reached the end of its life, and how many refreshes were asked for.
     struct Clock {
