@@ -251,6 +251,7 @@ struct HostileTokenEndpointTests {
             token: OAuth2Token(accessToken: "stale", refreshToken: "rt-0123", expiresIn: 0), client: client)
         // Abandoned 1.5 s from now; the token request must end 0.5 s from now.
         let now = DispatchTime.now().uptimeNanoseconds
+        try #require(now > 8_500_000_000, "the machine has been up for less than the budget's start")
         let budget = RefreshBudget(abandonAfter: 10, startedAt: DispatchTime(uptimeNanoseconds: now - 8_500_000_000))
         let refresh = try #require(authentication.refresh(within: budget) as? Future<OAuth2Authentication>)
         await #expect {

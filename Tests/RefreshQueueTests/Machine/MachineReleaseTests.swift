@@ -22,15 +22,8 @@ struct MachineReleaseTests {
         let watched: Watched
     }
 
-    private struct Authentication: RefreshableAuthentication {
-        var accessToken: String { "token" }
-        var isRefreshNeeded: Bool { false }
-        func refresh() -> Future<Authentication> { Future(value: self) }
-        static func find() -> Authentication? { nil }
-    }
-
     private static func credential() -> HeldCredential {
-        HeldCredential(authentication: Authentication(), header: .success("Bearer token"))
+        MachineStep.credential("token")
     }
 
     /// A machine whose waiting request's refresh just failed with an error that nothing but the

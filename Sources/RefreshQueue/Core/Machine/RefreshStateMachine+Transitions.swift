@@ -102,12 +102,6 @@ extension RefreshStateMachine {
         linePhase = .moving(approval: nil)
     }
 
-    /// The line leaves the moving phase for `phase`, dropping its approval.
-    mutating func leaveMoving(for phase: LinePhase, into actions: inout Actions) {
-        dropApproval(into: &actions)
-        linePhase = phase
-    }
-
     mutating func forgetCredential(into actions: inout Actions) {
         if let old = credential { actions.displaced.append(old.value) }
         credential = nil
